@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmscope's entry point: parses the command line (one option table for every
+ * command, so filters mean the same everywhere) and runs the command.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "cli.h"
+
+enum {
+	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
+	OPT_MMAP_HOLD, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
+	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
+	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+};
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "vma-source", required_argument, NULL, OPT_VMA_SOURCE },
+	{ "rmap-source", required_argument, NULL, OPT_RMAP_SOURCE },
+	{ "mmap-hold", no_argument, NULL, OPT_MMAP_HOLD },
+	{ "type-filter", required_argument, NULL, 'Y' },
+	{ "lock-filter", required_argument, NULL, 'L' },
+	{ "callstack-filter", required_argument, NULL, 'S' },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "stack-skip", required_argument, NULL, OPT_STACK_SKIP },
+	{ "map-nr-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
+	{ "task-entries", required_argument, NULL, OPT_TASK_ENTRIES },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "hide-addrs", no_argument, NULL, OPT_HIDE_ADDRS },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "entries", required_argument, NULL, 'E' },
+	{ "key", required_argument, NULL, 'k' },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "percentiles", no_argument, NULL, OPT_PCT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "field-separator", required_argument, NULL, 'x' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "base", required_argument, NULL, OPT_BASE },
+	{ "new", required_argument, NULL, OPT_NEW },
+	{ "tui", no_argument, NULL, OPT_TUI },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mmscope [-p PID | -- CMD ARGS...] [options]     live workbench (TUI)\n"
+"       mmscope report [FILE] [options] [-- CMD ARGS...]  contention tables\n"
+"       mmscope record -o FILE [options] [-- CMD ARGS...] headless recording\n"
+"       mmscope replay FILE                              the TUI over a recording\n"
+"       mmscope info FILE                                what a recording holds\n"
+"       mmscope compare A... -- B...                     A/B tables for a patch mail\n"
+"       mmscope check                                    which sources work here, and why not\n"
+"\n"
+"Target:\n"
+"  -p, --pid PID            follow one process (all its threads, also later ones)\n"
+"      --tid TID[,TID...]   follow these threads only\n"
+"  -- CMD ARGS...           launch CMD and follow it (and its children, unless --no-inherit);\n"
+"                           mmscope exits with CMD's exit status\n"
+"Collection:\n"
+"  -d, --delay SECS         interval (default 1; --interval MS also works)\n"
+"      --duration SECS      stop after this long (report, record)\n"
+"      --source bpf|perf    lock contention source (default: bpf, falling back to perf)\n"
+"      --vma-source tracepoint|fentry|inferred|off\n"
+"      --rmap-source tracepoint|fentry|stock|off\n"
+"      --mmap-hold          also trace every mmap_lock acquisition (hold times; costly)\n"
+"      --window N           intervals of history kept (default 600)\n"
+"      --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
+"Filters (as perf lock contention):\n"
+"  -Y, --type-filter TYPE   spinlock, rwlock[:R|:W], rwsem[:R|:W], mutex, rtmutex, ...\n"
+"  -L, --lock-filter LOCK   address, symbol, or name (mmap_lock, i_mmap_rwsem, &cache)\n"
+"  -S, --callstack-filter STR   only waits whose call stack has a symbol containing STR\n"
+"      --max-stack N        frames kept per stack (default 8)\n"
+"      --stack-skip N       frames to skip past the lock primitives (default 0)\n"
+"Output (report, compare):\n"
+"      --by lock|caller|task|process|type   grouping (default caller, like perf)\n"
+"  -E, --entries N          print N rows\n"
+"  -k, --key KEY            sort: contended, wait_total, wait_max, wait_min, avg_wait, p50, p99\n"
+"      --percentiles        add p50/p99 columns\n"
+"      --stacks             print each row's call stack\n"
+"      --json | --csv | -x SEP\n"
+"Recording:\n"
+"  -o, --output FILE        recording file (mode 0600; --force to overwrite)\n"
+"      --hide-addrs         replace kernel addresses with stable hashes\n"
+"Other:\n"
+"      --no-color           monochrome (NO_COLOR is honoured too)\n"
+"  -h, --help, -V, --version\n"
+"\n"
+"Needs root (CAP_BPF + CAP_PERFMON) for live data; replay, report FILE, info and\n"
+"compare work unprivileged on recordings (try: mmscope replay examples/demo.mmscope).\n");
+}
+
+static int parse_uint(const char *s, const char *what, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	if (errno || end == s || *end || *out > max || s[0] == '-') {
+		fprintf(stderr, "mmscope: invalid %s '%s'\n", what, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_backend(const char *s, enum mms_backend_choice *out)
+{
+	static const struct {
+		const char *name;
+		enum mms_backend_choice c;
+	} t[] = {
+		{ "auto", MMS_SRC_AUTO }, { "bpf", MMS_SRC_BPF }, { "perf", MMS_SRC_PERF },
+		{ "tracepoint", MMS_SRC_TRACEPOINT }, { "fentry", MMS_SRC_FENTRY },
+		{ "inferred", MMS_SRC_INFERRED }, { "stock", MMS_SRC_STOCK }, { "off", MMS_SRC_OFF },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].name)) {
+			*out = t[i].c;
+			return 0;
+		}
+	fprintf(stderr, "mmscope: unknown source '%s'\n", s);
+	return -EINVAL;
+}
+
+static int add_tids(struct mms_options *o, char *list)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long v;
+
+		if (o->nr_tids >= MMS_MAX_FILTERS) {
+			fprintf(stderr, "mmscope: at most %d --tid values\n", MMS_MAX_FILTERS);
+			return -E2BIG;
+		}
+		if (parse_uint(tok, "thread id", INT_MAX, &v) || !v)
+			return -EINVAL;
+		o->tids[o->nr_tids++] = (int)v;
+	}
+	return 0;
+}
+
+static int add_types(struct mms_options *o, char *list)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		int n = mms_lock_type_parse(tok, o->types + o->nr_types,
+					    MMS_MAX_FILTERS - o->nr_types);
+
+		if (n < 0) {
+			fprintf(stderr, "mmscope: unknown lock type '%s' (spinlock, rwlock[:R|:W], "
+				"rwsem[:R|:W], mutex, rtmutex, semaphore, pcpu-sem[:R|:W])\n", tok);
+			return n;
+		}
+		o->nr_types += n;
+	}
+	return 0;
+}
+
+static int add_str(const char **arr, int *nr, const char *s, const char *what)
+{
+	if (*nr >= MMS_MAX_FILTERS) {
+		fprintf(stderr, "mmscope: at most %d %s filters\n", MMS_MAX_FILTERS, what);
+		return -E2BIG;
+	}
+	arr[(*nr)++] = s;
+	return 0;
+}
+
+static int parse_one(struct mms_cli *cli, int c, char *arg)
+{
+	struct mms_options *o = &cli->opts;
+	unsigned long v;
+	char *end;
+	double d;
+
+	switch (c) {
+	case 'p':
+		if (parse_uint(arg, "PID", INT_MAX, &v) || !v)
+			return -EINVAL;
+		o->pid = (int)v;
+		return 0;
+	case OPT_TID:
+		return add_tids(o, arg);
+	case OPT_INTERVAL:
+		if (parse_uint(arg, "interval", 60000, &v) || v < 100) {
+			fprintf(stderr, "mmscope: --interval takes 100..60000 ms\n");
+			return -EINVAL;
+		}
+		o->interval_ms = (uint32_t)v;
+		return 0;
+	case 'd':
+		d = strtod(arg, &end);
+		if (end == arg || *end || d < 0.1 || d > 60) {
+			fprintf(stderr, "mmscope: --delay takes 0.1..60 seconds\n");
+			return -EINVAL;
+		}
+		o->interval_ms = (uint32_t)(d * 1000 + 0.5);
+		return 0;
+	case OPT_DURATION:
+		d = strtod(arg, &end);
+		if (end == arg || *end || d <= 0) {
+			fprintf(stderr, "mmscope: invalid --duration '%s' (seconds > 0)\n", arg);
+			return -EINVAL;
+		}
+		o->duration_s = d;
+		return 0;
+	case OPT_SOURCE:
+		return parse_backend(arg, &o->lock_src);
+	case OPT_VMA_SOURCE:
+		return parse_backend(arg, &o->vma_src);
+	case OPT_RMAP_SOURCE:
+		return parse_backend(arg, &o->rmap_src);
+	case OPT_MMAP_HOLD:
+		o->mmap_lock_hold = true;
+		return 0;
+	case 'Y':
+		return add_types(o, arg);
+	case 'L':
+		return add_str(o->locks, &o->nr_locks, arg, "lock");
+	case 'S':
+		return add_str(o->stack_match, &o->nr_stack_match, arg, "call-stack");
+	case OPT_MAX_STACK:
+		if (parse_uint(arg, "--max-stack", MMS_MAX_STACK, &v) || !v)
+			return -EINVAL;
+		o->max_stack = (uint32_t)v;
+		return 0;
+	case OPT_STACK_SKIP:
+		if (parse_uint(arg, "--stack-skip", MMS_MAX_STACK, &v))
+			return -EINVAL;
+		o->stack_skip = (uint32_t)v;
+		return 0;
+	case OPT_MAP_ENTRIES:
+	case OPT_STACK_ENTRIES:
+	case OPT_TASK_ENTRIES:
+		if (parse_uint(arg, "map size", 1UL << 24, &v) || !v)
+			return -EINVAL;
+		*(c == OPT_MAP_ENTRIES ? &o->map_entries :
+		  c == OPT_STACK_ENTRIES ? &o->stack_entries : &o->task_entries) = (uint32_t)v;
+		return 0;
+	case OPT_WINDOW:
+		if (parse_uint(arg, "--window", 1UL << 20, &v) || v < 2)
+			return -EINVAL;
+		o->window = (uint32_t)v;
+		return 0;
+	case OPT_HIDE_ADDRS:
+		o->hide_addrs = true;
+		return 0;
+	case OPT_NO_COLOR:
+		o->no_color = true;
+		return 0;
+	case OPT_NO_INHERIT:
+		o->no_inherit = true;
+		return 0;
+	case OPT_BY:
+		if (mms_group_parse(arg, &cli->by)) {
+			fprintf(stderr, "mmscope: --by takes lock, caller, task, process or type\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'E':
+		if (parse_uint(arg, "--entries", INT_MAX, &v))
+			return -EINVAL;
+		cli->entries = (int)v;
+		return 0;
+	case 'k':
+		if (!strcmp(cli->cmd, "compare")) {
+			cli->metrics = arg;
+			return 0;
+		}
+		if (mms_sort_parse(arg, &cli->sort)) {
+			fprintf(stderr, "mmscope: unknown key '%s' (contended, wait_total, wait_max, "
+				"wait_min, avg_wait, p50, p99)\n", arg);
+			return -EINVAL;
+		}
+		cli->sort_given = true;
+		return 0;
+	case OPT_STACKS:
+		cli->stacks = true;
+		return 0;
+	case OPT_PCT:
+		cli->percentiles = true;
+		return 0;
+	case OPT_JSON:
+		cli->fmt = MMS_OUT_JSON;
+		return 0;
+	case OPT_CSV:
+		cli->fmt = MMS_OUT_CSV;
+		return 0;
+	case 'x':
+		cli->fmt = MMS_OUT_CSV;
+		cli->sep = arg;
+		return 0;
+	case 'o':
+		cli->output = arg;
+		return 0;
+	case OPT_FORCE:
+		cli->force = true;
+		return 0;
+	case OPT_BASE:
+		cli->base_name = arg;
+		return 0;
+	case OPT_NEW:
+		cli->new_name = arg;
+		return 0;
+	case OPT_TUI:
+		cli->compare_tui = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static const char *const commands[] = {
+	"report", "record", "replay", "info", "compare", "check", NULL,
+};
+
+static int parse(struct mms_cli *cli, int argc, char **argv)
+{
+	int c, first = 1;
+
+	cli->cmd = "tui";
+	if (argc > 1)
+		for (const char *const *k = commands; *k; k++)
+			if (!strcmp(argv[1], *k)) {
+				cli->cmd = *k;
+				first = 2;
+			}
+	/* getopt_long stops at "--"; what follows is the command (or compare's B side). */
+	optind = first;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "+hVp:d:Y:L:S:E:k:x:o:", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(MMS_EXIT_OK);
+		}
+		if (c == 'V') {
+			printf("mmscope %s\n", MMS_VERSION);
+			exit(MMS_EXIT_OK);
+		}
+		if (c == '?' || parse_one(cli, c, optarg)) {
+			fprintf(stderr, "Try 'mmscope --help'.\n");
+			return -EINVAL;
+		}
+	}
+	/* Positional files up to "--" (getopt stopped at the first non-option). */
+	cli->files = argv + optind;
+	while (optind < argc && strcmp(argv[optind], "--")) {
+		if (argv[optind][0] == '-' && argv[optind][1]) {
+			fprintf(stderr, "mmscope: options go before file names: '%s'\n",
+				argv[optind]);
+			return -EINVAL;
+		}
+		cli->nr_files++;
+		optind++;
+	}
+	if (optind < argc) {	/* "--" */
+		optind++;
+		if (!strcmp(cli->cmd, "compare")) {
+			cli->files_b = argv + optind;
+			cli->nr_files_b = argc - optind;
+		} else if (optind < argc) {
+			cli->opts.cmd = argv + optind;
+		} else {
+			fprintf(stderr, "mmscope: '--' must be followed by a command\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int validate(struct mms_cli *cli)
+{
+	struct mms_options *o = &cli->opts;
+	bool live = strcmp(cli->cmd, "replay") && strcmp(cli->cmd, "info") &&
+		    strcmp(cli->cmd, "compare") && strcmp(cli->cmd, "check") &&
+		    !(!strcmp(cli->cmd, "report") && cli->nr_files);
+
+	if (o->pid && o->cmd) {
+		fprintf(stderr, "mmscope: -p and -- CMD exclude each other\n");
+		return -EINVAL;
+	}
+	if (!live && (o->pid || o->cmd || o->nr_tids)) {
+		fprintf(stderr, "mmscope: %s works on recordings; -p, --tid and -- CMD are for "
+			"live data\n", cli->cmd);
+		return -EINVAL;
+	}
+	if (live && cli->nr_files && strcmp(cli->cmd, "report")) {
+		fprintf(stderr, "mmscope: unexpected argument '%s'\n", cli->files[0]);
+		return -EINVAL;
+	}
+	if (!strcmp(cli->cmd, "report") && cli->nr_files > 1) {
+		fprintf(stderr, "mmscope: report takes one recording\n");
+		return -EINVAL;
+	}
+	if ((!strcmp(cli->cmd, "replay") || !strcmp(cli->cmd, "info")) && cli->nr_files != 1) {
+		fprintf(stderr, "mmscope: %s takes one recording: mmscope %s FILE\n", cli->cmd,
+			cli->cmd);
+		return -EINVAL;
+	}
+	if (!strcmp(cli->cmd, "record") && !cli->output) {
+		fprintf(stderr, "mmscope: record needs -o FILE\n");
+		return -EINVAL;
+	}
+	if (!strcmp(cli->cmd, "compare") && (!cli->nr_files || !cli->nr_files_b)) {
+		fprintf(stderr, "mmscope: compare needs recordings on both sides: "
+			"mmscope compare A1 [A2...] -- B1 [B2...]\n");
+		return -EINVAL;
+	}
+	if (o->nr_tids && (o->pid || o->cmd)) {
+		fprintf(stderr, "mmscope: --tid and -p/-- CMD exclude each other\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mms_require_privileges(const char *what)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	uint64_t eff;
+	bool bpf, perfmon, admin;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0;	/* cannot tell: let the kernel say no */
+	eff = data[0].effective | ((uint64_t)data[1].effective << 32);
+	admin = eff & (1ULL << CAP_SYS_ADMIN);
+	bpf = admin || (eff & (1ULL << CAP_BPF));
+	perfmon = admin || (eff & (1ULL << CAP_PERFMON));
+	if (bpf && perfmon)
+		return 0;
+	fprintf(stderr,
+		"mmscope: %s needs %s%s%s (or root): BPF programs and kernel tracepoints are "
+		"privileged.\n"
+		"  Run it as root (sudo mmscope ...), or work on a recording without privileges:\n"
+		"  mmscope replay FILE, mmscope report FILE (a demo: examples/demo.mmscope).\n",
+		what, bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+		perfmon ? "" : "CAP_PERFMON");
+	return MMS_EXIT_NOPERM;
+}
+
+int main(int argc, char **argv)
+{
+	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
+
+	mms_options_init(&cli.opts);
+	if (parse(&cli, argc, argv) || validate(&cli))
+		return MMS_EXIT_USAGE;
+	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
+		cli.opts.no_color = true;
+	if (!strcmp(cli.cmd, "check"))
+		return mms_cmd_check(&cli);
+	if (!strcmp(cli.cmd, "report"))
+		return mms_cmd_report(&cli);
+	if (!strcmp(cli.cmd, "record"))
+		return mms_cmd_record(&cli);
+	if (!strcmp(cli.cmd, "replay"))
+		return mms_cmd_replay(&cli);
+	if (!strcmp(cli.cmd, "info"))
+		return mms_cmd_info(&cli);
+	if (!strcmp(cli.cmd, "compare"))
+		return mms_cmd_compare(&cli);
+	return mms_cmd_tui(&cli);
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The list of collectors and their fallback order per metric family, plus
+ * what they share: kernel symbols and tracefs.
+ */
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mmscope/collectors.h"
+#include "mmscope/ksyms.h"
+
+static const struct mms_source_ops *const lock_chain[] = {
+	&mms_lock_bpf_ops,
+	NULL,
+};
+
+static const struct mms_source_ops *const empty_chain[] = { NULL };
+
+const struct mms_source_ops *const *mms_collectors_chain(enum mms_metric_family f)
+{
+	switch (f) {
+	case MMS_FAM_LOCK:
+		return lock_chain;
+	default:
+		return empty_chain;
+	}
+}
+
+static const struct mms_source_ops *const all[] = {
+	&mms_lock_bpf_ops,
+	NULL,
+};
+
+const struct mms_source_ops *const *mms_collectors_all(void)
+{
+	return all;
+}
+
+static enum mms_backend_choice family_choice(enum mms_metric_family f,
+					     const struct mms_options *o)
+{
+	switch (f) {
+	case MMS_FAM_LOCK:
+		return o->lock_src;
+	case MMS_FAM_VMA:
+		return o->vma_src;
+	case MMS_FAM_RMAP:
+		return o->rmap_src;
+	case MMS_FAM_MMAP_LOCK:
+		return o->mmap_lock_hold ? MMS_SRC_AUTO : MMS_SRC_OFF;
+	default:
+		return MMS_SRC_AUTO;
+	}
+}
+
+static const char *const choice_backend[] = {
+	[MMS_SRC_BPF] = "bpf",
+	[MMS_SRC_PERF] = "perf",
+	[MMS_SRC_TRACEPOINT] = "tracepoint",
+	[MMS_SRC_FENTRY] = "fentry",
+	[MMS_SRC_INFERRED] = "inferred",
+	[MMS_SRC_STOCK] = "stock",
+};
+
+bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_options *opts)
+{
+	enum mms_backend_choice c = family_choice(ops->family, opts);
+
+	if (c == MMS_SRC_AUTO)
+		return true;
+	if (c == MMS_SRC_OFF)
+		return false;
+	return !strcmp(choice_backend[c], ops->backend);
+}
+
+static struct mms_ksyms *ksyms;
+static bool ksyms_tried;
+
+const struct mms_ksyms *mms_collectors_ksyms(void)
+{
+	if (!ksyms_tried) {
+		ksyms_tried = true;
+		if (mms_ksyms_load(NULL, &ksyms))
+			ksyms = NULL;
+	}
+	return ksyms;
+}
+
+void mms_collectors_cleanup(void)
+{
+	mms_ksyms_destroy(ksyms);
+	ksyms = NULL;
+	ksyms_tried = false;
+}
+
+static const char *tracefs_root;
+
+const char *mms_tracefs_root(void)
+{
+	return tracefs_root ? tracefs_root : "/sys/kernel/tracing";
+}
+
+int mms_tracefs_ensure(void)
+{
+	struct stat sb;
+
+	if (!stat("/sys/kernel/tracing/events", &sb)) {
+		tracefs_root = "/sys/kernel/tracing";
+		return 0;
+	}
+	if (!stat("/sys/kernel/debug/tracing/events", &sb)) {
+		tracefs_root = "/sys/kernel/debug/tracing";
+		return 0;
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return -errno;
+	tracefs_root = "/sys/kernel/tracing";
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collectors: every live source mmscope has, and the fallback order per
+ * metric family (DESIGN.md, "Sources and their fallbacks").  The session
+ * opens sources through here; `check` asks every one of them to really
+ * prepare (load, attach, open) and reports what worked and why not.
+ */
+#ifndef MMSCOPE_COLLECTORS_H
+#define MMSCOPE_COLLECTORS_H
+
+#include <stdbool.h>
+
+#include "mmscope/options.h"
+#include "mmscope/source.h"
+
+struct mms_ksyms;
+
+/* Lock contention. */
+extern const struct mms_source_ops mms_lock_bpf_ops;	/* tp_btf contention_begin/end */
+extern const struct mms_source_ops mms_lock_perf_ops;	/* libperf + libtraceevent */
+/* mmap_lock acquisitions / hold times (opt-in: fires on every acquisition). */
+extern const struct mms_source_ops mms_mmap_hold_bpf_ops;
+/* VMA split / merge. */
+extern const struct mms_source_ops mms_vma_tp_ops;	/* patched-kernel vma:* tracepoints */
+extern const struct mms_source_ops mms_vma_fentry_ops;	/* fentry/fexit on mm functions */
+extern const struct mms_source_ops mms_vma_inferred_ops;	/* map_count per syscall */
+/* try_to_unmap batches. */
+extern const struct mms_source_ops mms_rmap_tp_ops;	/* patched-kernel rmap:* tracepoint */
+extern const struct mms_source_ops mms_rmap_fentry_ops;	/* fentry on try_to_unmap_one */
+extern const struct mms_source_ops mms_rmap_stock_ops;	/* vmscan/migrate stock tracepoints */
+
+/* Candidates for a family in fallback order, NULL-terminated. */
+const struct mms_source_ops *const *mms_collectors_chain(enum mms_metric_family f);
+/* Every source, for `check`, NULL-terminated. */
+const struct mms_source_ops *const *mms_collectors_all(void);
+/* Does the backend choice in opts allow this source for its family? */
+bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_options *opts);
+
+/*
+ * Kernel symbols shared by all collectors, loaded on first use (NULL when
+ * /proc/kallsyms cannot be read).
+ */
+const struct mms_ksyms *mms_collectors_ksyms(void);
+void mms_collectors_cleanup(void);
+
+/* Mounts tracefs at /sys/kernel/tracing if it is not there; 0 or -errno. */
+int mms_tracefs_ensure(void);
+/* Root of tracefs ("/sys/kernel/tracing" or the debugfs one). */
+const char *mms_tracefs_root(void);
+
+#endif

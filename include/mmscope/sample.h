@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The sample model: what a collector emits for one interval.
+ *
+ * A sample is an aggregate (count, total, min, max and a log2 histogram) of
+ * values seen during one interval under one key.  Lock waits are keyed by
+ * lock + call stack + task; everything else (mmap_lock, VMA, rmap counters)
+ * is a metric keyed by process + metric name + a small sub-key.  Collectors,
+ * the store, the recorder and replay all speak this model; views read it
+ * back from the store.
+ */
+#ifndef MMSCOPE_SAMPLE_H
+#define MMSCOPE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Histogram slot i counts values v with floor(log2(v)) == i (v = 0 lands in
+ * slot 0); the last slot also takes everything larger.  40 slots cover 1 ns
+ * to ~9 minutes.
+ */
+#define MMS_HIST_SLOTS 40
+
+struct mms_stat {
+	uint64_t count;
+	uint64_t total;
+	uint64_t min;
+	uint64_t max;
+	uint32_t hist[MMS_HIST_SLOTS];
+};
+
+/* Contention flags as the kernel's lock:contention_begin reports them. */
+enum mms_lock_flags {
+	MMS_LCB_SPIN = 1U << 0,
+	MMS_LCB_READ = 1U << 1,
+	MMS_LCB_WRITE = 1U << 2,
+	MMS_LCB_RT = 1U << 3,
+	MMS_LCB_PERCPU = 1U << 4,
+	MMS_LCB_MUTEX = 1U << 5,
+};
+
+/* Why an event did not make it into a sample.  Every one is counted. */
+enum mms_lost_reason {
+	MMS_LOST_TASK_SLOT,	/* no per-task wait slot (storage full or nesting too deep) */
+	MMS_LOST_STACK,		/* call stack could not be taken */
+	MMS_LOST_TIME,		/* end without begin, or clock went backwards */
+	MMS_LOST_MAP_FULL,	/* aggregation map full */
+	MMS_LOST_PENDING,	/* per-CPU pending ring full */
+	MMS_LOST_RING,		/* perf ring buffer overflow (PERF_RECORD_LOST) */
+	MMS_LOST_STORE,		/* interval held more rows than the store keeps */
+	MMS_LOST_PARSE,		/* record could not be parsed */
+	MMS_LOST_NR
+};
+
+/* One lock wait aggregate.  Ids refer to the store's interned tables. */
+struct mms_lock_sample {
+	uint32_t lock_id;	/* mms_store_lock(): address, name, kind */
+	uint32_t stack_id;	/* 0: no stack */
+	uint32_t task_id;	/* mms_store_task(): tid, tgid, comm */
+	uint32_t flags;		/* enum mms_lock_flags of the wait */
+	struct mms_stat wait;	/* nanoseconds */
+};
+
+/*
+ * One metric aggregate: "mmap_lock.wait.write" of process 42, "vma.split",
+ * "rmap.batch" of folio order 9 ...  Counters use count only.
+ */
+struct mms_metric_sample {
+	uint32_t proc_id;	/* mms_store_task() of the process (tid == tgid), 0: system */
+	uint32_t metric_id;	/* interned metric name */
+	uint32_t sub;		/* metric-specific sub-key (folio order, syscall nr ...) */
+	uint32_t pad;
+	struct mms_stat stat;
+};
+
+void mms_stat_init(struct mms_stat *s);
+void mms_stat_add(struct mms_stat *s, uint64_t value);
+/* Adds n values of the same size at once (n > 0). */
+void mms_stat_add_n(struct mms_stat *s, uint64_t value, uint64_t n);
+void mms_stat_merge(struct mms_stat *dst, const struct mms_stat *src);
+unsigned int mms_hist_slot(uint64_t value);
+/* Lower bound of a histogram slot. */
+uint64_t mms_hist_slot_low(unsigned int slot);
+/*
+ * p-th percentile (0 < p <= 100) estimated from the histogram by linear
+ * interpolation inside the slot, clamped to [min, max].  0 when empty.
+ */
+uint64_t mms_stat_percentile(const struct mms_stat *s, double p);
+static inline uint64_t mms_stat_avg(const struct mms_stat *s)
+{
+	return s->count ? s->total / s->count : 0;
+}
+
+const char *mms_lost_reason_name(enum mms_lost_reason r);
+/* perf lock contention's name for a flags combination ("rwsem:W", "spinlock" ...). */
+const char *mms_lock_type_name(uint32_t flags);
+/*
+ * Parses a -Y type name ("rwsem:W", or a family such as "rwsem") into the
+ * flag values it stands for; returns how many, or -EINVAL when unknown.
+ */
+int mms_lock_type_parse(const char *name, uint32_t *out, int max);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The store: a bounded history of intervals plus the interned tables they
+ * refer to (strings, call stacks, tasks, locks).
+ *
+ * Collectors (or replay) fill an interval through a builder and commit it;
+ * views, reports and the recorder read committed intervals.  Memory is
+ * bounded by the window (number of intervals) and a byte budget: the oldest
+ * intervals go first, and interned entries no interval refers to any more
+ * are freed and their ids reused.  Pointers returned by the getters stay
+ * valid until the next mms_store_commit().
+ *
+ * Single-threaded by design: everything runs on the one event loop.
+ */
+#ifndef MMSCOPE_STORE_H
+#define MMSCOPE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mmscope/sample.h"
+
+struct mms_store;
+
+struct mms_store_opts {
+	uint32_t window;	/* intervals kept; 0: default (600) */
+	uint64_t max_bytes;	/* budget for intervals; 0: default (64 MiB) */
+	uint32_t max_rows;	/* lock + metric rows per interval; 0: default (65536) */
+};
+
+/* What a lock is, as far as it could be told. */
+enum mms_lock_kind {
+	MMS_LOCK_UNKNOWN,	/* address only */
+	MMS_LOCK_STATIC,	/* a kernel symbol */
+	MMS_LOCK_MMAP,		/* mm->mmap_lock; owner = process */
+	MMS_LOCK_I_MMAP,	/* address_space->i_mmap_rwsem; detail = file */
+	MMS_LOCK_ANON_VMA,	/* anon_vma->root->rwsem */
+	MMS_LOCK_SIGLOCK,	/* sighand->siglock; owner = process */
+	MMS_LOCK_SLAB,		/* inside a slab object; detail = cache */
+	MMS_LOCK_KIND_NR
+};
+
+struct mms_lock_info {
+	uint64_t addr;
+	uint32_t kind;		/* enum mms_lock_kind */
+	uint32_t name_id;	/* "mmap_lock", "i_mmap_rwsem", "rcu_state", "&task_struct" */
+	uint32_t detail_id;	/* file, cache ... or 0 */
+	uint32_t owner_tgid;	/* process owning an mm/signal lock, or 0 */
+	uint32_t owner_comm_id;
+	uint32_t pad;
+};
+
+struct mms_task {
+	uint32_t tid;
+	uint32_t tgid;
+	uint32_t comm_id;
+	uint32_t pad;
+};
+
+struct mms_stack {
+	uint32_t nr;
+	uint32_t pad;
+	uint64_t *ips;
+	uint32_t *sym_ids;	/* "function+0xoff" per frame, interned */
+};
+
+enum mms_interval_flags {
+	MMS_IV_TARGET_EXITED = 1U << 0,	/* the followed process ended in this interval */
+};
+
+struct mms_interval {
+	uint64_t seq;		/* 0, 1, 2 ... since the session started */
+	uint64_t start_ns;	/* CLOCK_REALTIME at the start */
+	uint64_t dur_ns;	/* length, measured on CLOCK_MONOTONIC */
+	uint32_t flags;
+	uint32_t n_locks;
+	uint32_t n_metrics;
+	uint32_t pad;
+	struct mms_lock_sample *locks;
+	struct mms_metric_sample *metrics;
+	uint64_t lost[MMS_LOST_NR];
+};
+
+/* Aggregate view of one interned table entry's liveness; see the recorder. */
+enum mms_table {
+	MMS_TAB_STR,
+	MMS_TAB_STACK,
+	MMS_TAB_TASK,
+	MMS_TAB_LOCK,
+	MMS_TAB_NR
+};
+
+int mms_store_create(const struct mms_store_opts *opts, struct mms_store **out);
+void mms_store_destroy(struct mms_store *st);
+
+/* Interning.  Each returns an id > 0, or 0 when out of memory. */
+uint32_t mms_store_str(struct mms_store *st, const char *s);
+uint32_t mms_store_stack(struct mms_store *st, const uint64_t *ips, const uint32_t *sym_ids,
+			 uint32_t nr);
+uint32_t mms_store_task(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm);
+uint32_t mms_store_lock(struct mms_store *st, const struct mms_lock_info *info);
+
+/* Lookups.  Unknown ids give "" / NULL. */
+const char *mms_store_get_str(const struct mms_store *st, uint32_t id);
+const struct mms_stack *mms_store_get_stack(const struct mms_store *st, uint32_t id);
+const struct mms_task *mms_store_get_task(const struct mms_store *st, uint32_t id);
+const struct mms_lock_info *mms_store_get_lock(const struct mms_store *st, uint32_t id);
+/*
+ * Recorder support: marks an entry as written to the current recording;
+ * true when it was not yet (so its definition must be written now).
+ */
+bool mms_store_mark_written(struct mms_store *st, enum mms_table t, uint32_t id);
+void mms_store_clear_written(struct mms_store *st);
+/* Bumped whenever freed ids may be handed out again: drop cached ids. */
+uint64_t mms_store_epoch(const struct mms_store *st);
+/* Highest id ever handed out in a table (ids are 1..n; some may be free). */
+uint32_t mms_store_table_size(const struct mms_store *st, enum mms_table t);
+
+/*
+ * Building an interval.  Only one builder at a time.  Rows with the same key
+ * (lock_id, stack_id, task_id, flags) or (proc_id, metric_id, sub) merge.
+ */
+struct mms_interval *mms_store_begin(struct mms_store *st, uint64_t start_ns);
+int mms_store_add_lock(struct mms_store *st, const struct mms_lock_sample *s);
+int mms_store_add_metric(struct mms_store *st, const struct mms_metric_sample *s);
+/* Convenience: one metric value into (proc, name, sub). */
+int mms_store_add_value(struct mms_store *st, uint32_t proc_id, const char *metric, uint32_t sub,
+			uint64_t value, uint64_t n);
+void mms_store_add_lost(struct mms_store *st, enum mms_lost_reason r, uint64_t n);
+/* Commits the interval being built; its duration is dur_ns.  Evicts old ones. */
+int mms_store_commit(struct mms_store *st, uint64_t dur_ns, uint32_t flags);
+void mms_store_abort(struct mms_store *st);
+
+/* Committed history, oldest first: index 0 .. count-1. */
+uint32_t mms_store_count(const struct mms_store *st);
+const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx);
+const struct mms_interval *mms_store_latest(const struct mms_store *st);
+/* Index of the interval with this seq, or -ENOENT. */
+int mms_store_find_seq(const struct mms_store *st, uint64_t seq);
+/* Bytes held by intervals and tables. */
+uint64_t mms_store_bytes(const struct mms_store *st);
+/* Intervals evicted so far (history that fell out of the window). */
+uint64_t mms_store_evicted(const struct mms_store *st);
+
+/* Name of a lock kind for output ("mmap_lock", "i_mmap_rwsem" ...). */
+const char *mms_lock_kind_name(enum mms_lock_kind k);
+/*
+ * The name users see for a lock, e.g. "mmap_lock (1234 stress-ng)",
+ * "i_mmap_rwsem (/usr/lib/libc.so.6)", "&task_struct", "rcu_state".
+ */
+int mms_store_lock_label(const struct mms_store *st, uint32_t lock_id, char *buf, size_t len);
+
+#endif
