@@ -1,2 +1,436 @@
 // SPDX-License-Identifier: GPL-2.0
-/* placeholder */
+/*
+ * Reports: contention tables in perf lock contention's layout (text), JSON
+ * and CSV, then the mm metrics and the lost events.  Called by `mmscope
+ * report` for live runs and recordings alike.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmscope/format.h"
+#include "mmscope/report.h"
+
+static const char *const fam_key[MMS_FAM_NR] = {
+	[MMS_FAM_LOCK] = "lock",
+	[MMS_FAM_MMAP_LOCK] = "mmap_lock",
+	[MMS_FAM_VMA] = "vma",
+	[MMS_FAM_RMAP] = "rmap",
+};
+
+/* Metrics summed over the whole store per (metric, sub, process). */
+struct metric_row {
+	uint32_t metric_id;
+	uint32_t sub;
+	uint32_t tgid;
+	uint32_t proc_id;
+	struct mms_stat stat;
+};
+
+struct metric_rows {
+	struct metric_row *rows;
+	size_t nr, cap;
+};
+
+static int metric_rows_collect(const struct mms_store *st, struct metric_rows *out)
+{
+	uint32_t n = mms_store_count(st);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mms_interval *iv = mms_store_at(st, i);
+
+		for (uint32_t j = 0; j < iv->n_metrics; j++) {
+			const struct mms_metric_sample *m = &iv->metrics[j];
+			const struct mms_task *t = mms_store_get_task(st, m->proc_id);
+			uint32_t tgid = t ? t->tgid : 0;
+			size_t k;
+
+			/* Few distinct metrics per run: a linear scan is fine here. */
+			for (k = 0; k < out->nr; k++)
+				if (out->rows[k].metric_id == m->metric_id &&
+				    out->rows[k].sub == m->sub && out->rows[k].tgid == tgid)
+					break;
+			if (k == out->nr) {
+				if (out->nr == out->cap) {
+					size_t cap = out->cap ? out->cap * 2 : 32;
+					struct metric_row *p = realloc(out->rows, cap * sizeof(*p));
+
+					if (!p)
+						return -ENOMEM;
+					out->rows = p;
+					out->cap = cap;
+				}
+				memset(&out->rows[k], 0, sizeof(out->rows[k]));
+				out->rows[k].metric_id = m->metric_id;
+				out->rows[k].sub = m->sub;
+				out->rows[k].tgid = tgid;
+				out->rows[k].proc_id = m->proc_id;
+				out->nr++;
+			}
+			mms_stat_merge(&out->rows[k].stat, &m->stat);
+		}
+	}
+	return 0;
+}
+
+static const struct mms_store *sort_store;
+
+static int cmp_metric(const void *a, const void *b)
+{
+	const struct metric_row *x = a, *y = b;
+	int c = strcmp(mms_store_get_str(sort_store, x->metric_id),
+		       mms_store_get_str(sort_store, y->metric_id));
+
+	if (c)
+		return c;
+	if (x->sub != y->sub)
+		return x->sub < y->sub ? -1 : 1;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+static double store_seconds(const struct mms_store *st)
+{
+	uint64_t ns = 0;
+
+	for (uint32_t i = 0; i < mms_store_count(st); i++)
+		ns += mms_store_at(st, i)->dur_ns;
+	return (double)ns / 1e9;
+}
+
+static void lost_totals(const struct mms_store *st, uint64_t lost[MMS_LOST_NR])
+{
+	memset(lost, 0, sizeof(uint64_t) * MMS_LOST_NR);
+	for (uint32_t i = 0; i < mms_store_count(st); i++)
+		for (int r = 0; r < MMS_LOST_NR; r++)
+			lost[r] += mms_store_at(st, i)->lost[r];
+}
+
+static const char *proc_comm(const struct mms_store *st, uint32_t proc_id)
+{
+	const struct mms_task *t = mms_store_get_task(st, proc_id);
+
+	return t ? mms_store_get_str(st, t->comm_id) : "";
+}
+
+static const char *last_col_name(enum mms_group by)
+{
+	switch (by) {
+	case MMS_BY_LOCK:
+		return "lock";
+	case MMS_BY_TASK:
+	case MMS_BY_PROCESS:
+		return "comm";
+	case MMS_BY_TYPE:
+		return "";
+	default:
+		return "caller";
+	}
+}
+
+static void print_stack(FILE *f, const struct mms_store *st, uint32_t stack_id)
+{
+	const struct mms_stack *s = mms_store_get_stack(st, stack_id);
+
+	for (uint32_t i = 0; s && i < s->nr; i++)
+		fprintf(f, "\t\t\t%#llx  %s\n", (unsigned long long)s->ips[i],
+			mms_store_get_str(st, s->sym_ids[i]));
+}
+
+static uint32_t row_pid(const struct mms_store *st, enum mms_group by, const struct mms_row *r)
+{
+	const struct mms_task *t = mms_store_get_task(st, r->first_task);
+
+	if (!t)
+		return 0;
+	return by == MMS_BY_PROCESS ? t->tgid : t->tid;
+}
+
+static void text_rows(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+		      const struct mms_rows *rows)
+{
+	char b[5][32];
+	bool tasks = o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS;
+
+	fprintf(f, "%10s %12s %12s %12s ", "contended", "total wait", "max wait", "avg wait");
+	if (o->percentiles)
+		fprintf(f, "%12s %12s ", "p50 wait", "p99 wait");
+	fprintf(f, "  %10s   %s\n\n", tasks ? "pid" : "type", last_col_name(o->by));
+	for (size_t i = 0; i < rows->nr; i++) {
+		const struct mms_row *r = &rows->rows[i];
+
+		if (o->entries && (int)i >= o->entries)
+			break;
+		mms_fmt_time(b[0], sizeof(b[0]), r->wait.total, 12);
+		mms_fmt_time(b[1], sizeof(b[1]), r->wait.max, 12);
+		mms_fmt_time(b[2], sizeof(b[2]), mms_stat_avg(&r->wait), 12);
+		fprintf(f, "%10llu %s %s %s ", (unsigned long long)r->wait.count, b[0], b[1], b[2]);
+		if (o->percentiles) {
+			mms_fmt_time(b[3], sizeof(b[3]), mms_stat_percentile(&r->wait, 50), 12);
+			mms_fmt_time(b[4], sizeof(b[4]), mms_stat_percentile(&r->wait, 99), 12);
+			fprintf(f, "%s %s ", b[3], b[4]);
+		}
+		if (tasks)
+			fprintf(f, "  %10u   %s\n", row_pid(st, o->by, r), r->label);
+		else
+			fprintf(f, "  %10s   %s\n", mms_lock_type_name(r->flags), r->label);
+		if (o->stacks)
+			print_stack(f, st, r->first_stack);
+	}
+}
+
+static void text_metrics(FILE *f, const struct mms_store *st, const struct metric_rows *mr,
+			 double secs)
+{
+	if (!mr->nr)
+		return;
+	fprintf(f, "\n%-28s %5s %8s %-16s %12s %10s %12s %10s\n", "metric", "sub", "pid", "comm",
+		"count", "count/s", "total", "avg");
+	for (size_t i = 0; i < mr->nr; i++) {
+		const struct metric_row *m = &mr->rows[i];
+		double avg = m->stat.count ? (double)m->stat.total / (double)m->stat.count : 0;
+
+		fprintf(f, "%-28s %5u %8u %-16s %12llu %10.1f %12llu %10.2f\n",
+			mms_store_get_str(st, m->metric_id), m->sub, m->tgid,
+			m->tgid ? proc_comm(st, m->proc_id) : "(system)",
+			(unsigned long long)m->stat.count, secs > 0 ? (double)m->stat.count / secs : 0,
+			(unsigned long long)m->stat.total, avg);
+	}
+}
+
+static void text_footer(FILE *f, const struct mms_report_meta *m, const uint64_t lost[])
+{
+	bool any = false;
+
+	for (int r = 0; r < MMS_LOST_NR; r++)
+		if (lost[r]) {
+			fprintf(f, "%s%s %llu", any ? ", " : "\nlost events (not in the table): ",
+				mms_lost_reason_name(r), (unsigned long long)lost[r]);
+			any = true;
+		}
+	if (any)
+		fputc('\n', f);
+	for (int fam = 0; m && fam < MMS_FAM_NR; fam++)
+		if (!m->fam_source[fam] && m->fam_why[fam] && fam != MMS_FAM_MMAP_LOCK)
+			fprintf(f, "%s: unavailable: %s\n", mms_family_name(fam), m->fam_why[fam]);
+	if (m && m->evicted)
+		fprintf(f, "note: the oldest %llu intervals fell out of the history window and are "
+			"not in these totals\n", (unsigned long long)m->evicted);
+	if (m && m->message)
+		fprintf(f, "%s\n", m->message);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	char buf[1024];
+
+	mms_fmt_json_str(buf, sizeof(buf), s ? s : "");
+	fprintf(f, "\"%s\"", buf);
+}
+
+static void json_stat(FILE *f, const struct mms_stat *s)
+{
+	fprintf(f, "\"contended\": %llu, \"wait_total_ns\": %llu, \"wait_max_ns\": %llu, "
+		"\"wait_min_ns\": %llu, \"avg_wait_ns\": %llu, \"p50_ns\": %llu, \"p99_ns\": %llu",
+		(unsigned long long)s->count, (unsigned long long)s->total,
+		(unsigned long long)s->max, (unsigned long long)s->min,
+		(unsigned long long)mms_stat_avg(s),
+		(unsigned long long)mms_stat_percentile(s, 50),
+		(unsigned long long)mms_stat_percentile(s, 99));
+}
+
+static void json_row(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+		     const struct mms_row *r)
+{
+	const struct mms_lock_info *l = mms_store_get_lock(st, r->first_lock);
+	const struct mms_task *t = mms_store_get_task(st, r->first_task);
+	const struct mms_stack *s = mms_store_get_stack(st, r->first_stack);
+	int last = MMS_HIST_SLOTS - 1;
+
+	fputs("    {\"name\": ", f);
+	json_str(f, r->label);
+	fputs(", \"type\": ", f);
+	json_str(f, mms_lock_type_name(r->flags));
+	fputs(", ", f);
+	json_stat(f, &r->wait);
+	if (o->by == MMS_BY_LOCK && l) {
+		fprintf(f, ", \"kind\": \"%s\", \"addr\": \"%#llx\", \"lock_name\": ",
+			mms_lock_kind_name(l->kind), (unsigned long long)l->addr);
+		json_str(f, mms_store_get_str(st, l->name_id));
+		fputs(", \"detail\": ", f);
+		json_str(f, mms_store_get_str(st, l->detail_id));
+		fprintf(f, ", \"owner_pid\": %u", l->owner_tgid);
+	}
+	if ((o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS) && t) {
+		fprintf(f, ", \"pid\": %u, \"tgid\": %u, \"comm\": ",
+			o->by == MMS_BY_TASK ? t->tid : t->tgid, t->tgid);
+		json_str(f, mms_store_get_str(st, t->comm_id));
+	}
+	while (last > 0 && !r->wait.hist[last])
+		last--;
+	fputs(", \"hist_log2_ns\": [", f);
+	for (int i = 0; i <= last; i++)
+		fprintf(f, "%s%u", i ? ", " : "", r->wait.hist[i]);
+	fputs("]", f);
+	if (o->stacks && s) {
+		fputs(", \"stack\": [", f);
+		for (uint32_t i = 0; i < s->nr; i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, mms_store_get_str(st, s->sym_ids[i]));
+		}
+		fputs("]", f);
+	}
+	fputs("}", f);
+}
+
+static void json_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+		       const struct mms_report_meta *m, const struct mms_rows *rows,
+		       const struct metric_rows *mr, const uint64_t lost[], double secs)
+{
+	struct mms_stat tot = { 0 };
+	size_t shown = rows->nr;
+
+	if (o->entries && (size_t)o->entries < shown)
+		shown = (size_t)o->entries;
+	fprintf(f, "{\n  \"mmscope\": \"%s\",\n  \"host\": ", MMS_VERSION);
+	json_str(f, m ? m->host : "");
+	fputs(",\n  \"kernel\": ", f);
+	json_str(f, m ? m->kernel : "");
+	fputs(",\n  \"target\": ", f);
+	json_str(f, m ? m->target : "");
+	fprintf(f, ",\n  \"start_ns\": %llu,\n  \"duration_s\": %.3f,\n  \"intervals\": %u,\n",
+		(unsigned long long)(m ? m->start_ns : 0), secs, mms_store_count(st));
+	fprintf(f, "  \"by\": \"%s\",\n  \"sort\": \"%s\",\n  \"sources\": {",
+		mms_group_name(o->by), mms_sort_name(o->sort));
+	for (int fam = 0; fam < MMS_FAM_NR; fam++) {
+		fprintf(f, "%s\n    \"%s\": {\"source\": ", fam ? "," : "", fam_key[fam]);
+		if (m && m->fam_source[fam]) {
+			json_str(f, m->fam_source[fam]);
+			fputs(", \"backend\": ", f);
+			json_str(f, m->fam_backend[fam]);
+		} else {
+			fputs("null, \"why\": ", f);
+			json_str(f, m && m->fam_why[fam] ? m->fam_why[fam] : "not recorded");
+		}
+		fputs("}", f);
+	}
+	fputs("\n  },\n  \"rows\": [\n", f);
+	for (size_t i = 0; i < shown; i++) {
+		json_row(f, st, o, &rows->rows[i]);
+		fputs(i + 1 < shown ? ",\n" : "\n", f);
+	}
+	for (size_t i = 0; i < rows->nr; i++)
+		mms_stat_merge(&tot, &rows->rows[i].wait);
+	fputs("  ],\n  \"totals\": {", f);
+	json_stat(f, &tot);
+	fputs("},\n  \"lost\": {", f);
+	for (int r = 0; r < MMS_LOST_NR; r++)
+		fprintf(f, "%s\"%s\": %llu", r ? ", " : "", mms_lost_reason_name(r),
+			(unsigned long long)lost[r]);
+	fputs("},\n  \"metrics\": [", f);
+	for (size_t i = 0; i < mr->nr; i++) {
+		const struct metric_row *x = &mr->rows[i];
+
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		json_str(f, mms_store_get_str(st, x->metric_id));
+		fprintf(f, ", \"sub\": %u, \"pid\": %u, \"comm\": ", x->sub, x->tgid);
+		json_str(f, x->tgid ? proc_comm(st, x->proc_id) : "");
+		fprintf(f, ", \"count\": %llu, \"total\": %llu, \"min\": %llu, \"max\": %llu, "
+			"\"per_sec\": %.3f}", (unsigned long long)x->stat.count,
+			(unsigned long long)x->stat.total, (unsigned long long)x->stat.min,
+			(unsigned long long)x->stat.max,
+			secs > 0 ? (double)x->stat.count / secs : 0.0);
+	}
+	fprintf(f, "%s],\n  \"evicted_intervals\": %llu,\n  \"message\": ", mr->nr ? "\n  " : "",
+		(unsigned long long)(m ? m->evicted : 0));
+	if (m && m->message)
+		json_str(f, m->message);
+	else
+		fputs("null", f);
+	fputs("\n}\n", f);
+}
+
+static void csv_field(FILE *f, const char *s, const char *sep)
+{
+	/* Quote only what needs it, as RFC 4180 says. */
+	if (!strpbrk(s, "\"\n") && !strstr(s, sep)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms_rows *rows)
+{
+	const char *sep = o->sep ? o->sep : ",";
+
+	fprintf(f, "contended%swait_total_ns%swait_max_ns%swait_min_ns%savg_wait_ns%sp50_ns%s"
+		"p99_ns%stype%sname\n", sep, sep, sep, sep, sep, sep, sep, sep);
+	for (size_t i = 0; i < rows->nr; i++) {
+		const struct mms_stat *s = &rows->rows[i].wait;
+
+		if (o->entries && (int)i >= o->entries)
+			break;
+		fprintf(f, "%llu%s%llu%s%llu%s%llu%s%llu%s%llu%s%llu%s",
+			(unsigned long long)s->count, sep, (unsigned long long)s->total, sep,
+			(unsigned long long)s->max, sep, (unsigned long long)s->min, sep,
+			(unsigned long long)mms_stat_avg(s), sep,
+			(unsigned long long)mms_stat_percentile(s, 50), sep,
+			(unsigned long long)mms_stat_percentile(s, 99), sep);
+		csv_field(f, mms_lock_type_name(rows->rows[i].flags), sep);
+		fputs(sep, f);
+		csv_field(f, rows->rows[i].label, sep);
+		fputc('\n', f);
+	}
+}
+
+int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+		     const struct mms_report_meta *m)
+{
+	struct mms_query q = { .by = o->by, .sort = o->sort, .from = 0 };
+	struct metric_rows mr = { 0 };
+	struct mms_rows rows = { 0 };
+	uint64_t lost[MMS_LOST_NR];
+	double secs = store_seconds(st);
+	int err;
+
+	if (!mms_store_count(st)) {
+		q.to = 0;
+		q.from = 1;
+	} else {
+		q.to = mms_store_count(st) - 1;
+	}
+	err = mms_query_locks(st, &q, &rows);
+	if (!err)
+		err = metric_rows_collect(st, &mr);
+	if (err)
+		goto out;
+	sort_store = st;
+	if (mr.nr > 1)
+		qsort(mr.rows, mr.nr, sizeof(*mr.rows), cmp_metric);
+	lost_totals(st, lost);
+	switch (o->fmt) {
+	case MMS_REPORT_JSON:
+		json_print(f, st, o, m, &rows, &mr, lost, secs);
+		break;
+	case MMS_REPORT_CSV:
+		csv_print(f, o, &rows);
+		break;
+	default:
+		text_rows(f, st, o, &rows);
+		text_metrics(f, st, &mr, secs);
+		text_footer(f, m, lost);
+		break;
+	}
+	if (fflush(f) || ferror(f))
+		err = -EIO;
+out:
+	mms_rows_free(&rows);
+	free(mr.rows);
+	return err;
+}

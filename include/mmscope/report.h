@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Contention reports from the store: perf lock contention's text layout,
+ * JSON and CSV, plus the mm metrics (mmap_lock, VMA, rmap) and the lost
+ * events.  `mmscope report` prints these for live runs and recordings
+ * alike; nothing here knows where the intervals came from.
+ */
+#ifndef MMSCOPE_REPORT_H
+#define MMSCOPE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mmscope/query.h"
+#include "mmscope/source.h"
+#include "mmscope/store.h"
+
+enum mms_report_fmt { MMS_REPORT_TEXT, MMS_REPORT_JSON, MMS_REPORT_CSV };
+
+struct mms_report_opts {
+	enum mms_group by;
+	enum mms_sort sort;
+	int entries;		/* rows printed, 0 = all */
+	bool stacks;
+	bool percentiles;
+	enum mms_report_fmt fmt;
+	const char *sep;	/* CSV separator, default "," */
+};
+
+struct mms_report_meta {
+	const char *host;
+	const char *kernel;
+	const char *target;
+	uint64_t start_ns;	/* CLOCK_REALTIME of the first interval */
+	const char *fam_source[MMS_FAM_NR];	/* source used, NULL: none */
+	const char *fam_backend[MMS_FAM_NR];
+	const char *fam_why[MMS_FAM_NR];	/* why none */
+	const char *message;	/* "process 42 exited", or NULL */
+	uint64_t evicted;	/* intervals that fell out of the store */
+};
+
+/* Prints the report over every interval in the store. */
+int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+		     const struct mms_report_meta *m);
+
+#endif
