@@ -53,6 +53,9 @@ int mms_cmd_record(struct mms_cli *cli);
 int mms_cmd_replay(struct mms_cli *cli);
 int mms_cmd_info(struct mms_cli *cli);
 int mms_cmd_compare(struct mms_cli *cli);
+struct mms_compare;
+/* The compare view in the TUI (`compare --tui`). */
+int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c);
 
 /*
  * Checks CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); prints what is missing
