@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel aggregation shared by the mm BPF collectors (mmap_hold,
+ * vma_inferred, vma_fentry, rmap_fentry): one per-CPU hash map whose key is
+ * (tgid, generation, metric, sub) and whose value is the process name plus
+ * one log2-histogram statistic.  Programs add to the current generation;
+ * user space flips the generation, waits for running programs to finish
+ * (membarrier, an RCU grace period) and reads and deletes the old one, so
+ * every interval gets exactly the events of that interval and min/max are
+ * per interval.  Per-CPU values need no atomics on the hot path.
+ *
+ * Included by BPF programs (after vmlinux.h) and by user space (mm_agg.c).
+ */
+#ifndef MMSCOPE_MM_AGG_H
+#define MMSCOPE_MM_AGG_H
+
+#ifndef __BPF_HELPERS__
+#include <linux/types.h>
+#endif
+
+#define MM_HIST_SLOTS 40	/* == MMS_HIST_SLOTS, checked in mm_agg.c */
+#define MM_COMM_LEN 16
+
+struct mm_key {
+	__u32 tgid;
+	__u32 gen;
+	__u32 metric;		/* index into the collector's metric name table */
+	__u32 sub;
+};
+
+struct mm_stat {
+	__u64 count;
+	__u64 total;
+	__u64 min;
+	__u64 max;
+	__u32 hist[MM_HIST_SLOTS];
+};
+
+struct mm_val {
+	char comm[MM_COMM_LEN];
+	struct mm_stat stat;
+};
+
+enum mm_filter_mode {
+	MM_FILTER_ALL,		/* system-wide */
+	MM_FILTER_TGID,		/* processes in mm_targets */
+	MM_FILTER_TID,		/* threads in mm_targets */
+};
+
+#define MM_MAX_TARGETS 8192	/* followed processes (a launched command and its children) */
+
+/* Counters of dropped events, in each program's .bss as `__u64 mm_lost[MM_LOST_NR]`. */
+enum mm_lost {
+	MM_LOST_TASK_SLOT,	/* no per-task state could be had */
+	MM_LOST_TIME,		/* end without start (release without acquire ...) */
+	MM_LOST_MAP_FULL,	/* aggregation map full */
+	MM_LOST_NR
+};
+
+#ifdef __BPF_HELPERS__
+
+static __always_inline __u32 mm_log2(__u64 v)
+{
+	__u32 r = 0, s;
+
+	s = (v > 0xffffffffULL) << 5;
+	v >>= s;
+	r |= s;
+	s = (v > 0xffff) << 4;
+	v >>= s;
+	r |= s;
+	s = (v > 0xff) << 3;
+	v >>= s;
+	r |= s;
+	s = (v > 0xf) << 2;
+	v >>= s;
+	r |= s;
+	s = (v > 0x3) << 1;
+	v >>= s;
+	r |= s;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
+{
+	__u32 slot = mm_log2(v);
+
+	if (!s->count || v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->count++;
+	s->total += v;
+	if (slot >= MM_HIST_SLOTS)
+		slot = MM_HIST_SLOTS - 1;
+	s->hist[slot]++;
+}
+
+/*
+ * The aggregation map and helpers.  A program includes this once, with
+ * MM_AGG_MAP defined, to get the map `mm_agg`, `mm_gen` and `mm_lost`.
+ */
+#ifdef MM_AGG_MAP
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);	/* resized from user space before load */
+	__type(key, struct mm_key);
+	__type(value, struct mm_val);
+} mm_agg SEC(".maps");
+
+volatile __u32 mm_gen;
+__u64 mm_lost[MM_LOST_NR];
+
+static const struct mm_val mm_zero_val;
+
+static __always_inline void mm_lost_inc(enum mm_lost r)
+{
+	__sync_fetch_and_add(&mm_lost[r], 1);
+}
+
+static __always_inline struct mm_val *mm_agg_get(__u32 tgid, __u32 metric, __u32 sub)
+{
+	struct mm_key k = { .tgid = tgid, .gen = mm_gen, .metric = metric, .sub = sub };
+	struct mm_val *v = bpf_map_lookup_elem(&mm_agg, &k);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(&mm_agg, &k, &mm_zero_val, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&mm_agg, &k);
+	if (!v) {
+		mm_lost_inc(MM_LOST_MAP_FULL);
+		return NULL;
+	}
+	/* The process's name, not the thread's: metrics are per process. */
+	bpf_probe_read_kernel_str(v->comm, sizeof(v->comm),
+				  bpf_get_current_task_btf()->group_leader->comm);
+	return v;
+}
+
+static __always_inline void mm_agg_add(__u32 tgid, __u32 metric, __u32 sub, __u64 value)
+{
+	struct mm_val *v = mm_agg_get(tgid, metric, sub);
+
+	if (v)
+		mm_stat_add(&v->stat, value);
+}
+#endif /* MM_AGG_MAP */
+
+/*
+ * Which tasks count: everything, the processes in mm_targets (and the
+ * children they fork, when following), or the threads in mm_targets.
+ * Include with MM_FILTER defined; the program mm_fork must stay loaded only
+ * when following children (user space switches it off otherwise).
+ */
+#ifdef MM_FILTER
+const volatile __u32 mm_filter = MM_FILTER_ALL;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MM_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} mm_targets SEC(".maps");
+
+static __always_inline bool mm_wanted(__u64 pid_tgid)
+{
+	__u32 id;
+
+	if (mm_filter == MM_FILTER_ALL)
+		return true;
+	id = mm_filter == MM_FILTER_TGID ? pid_tgid >> 32 : (__u32)pid_tgid;
+	return bpf_map_lookup_elem(&mm_targets, &id) != NULL;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(mm_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (mm_filter == MM_FILTER_TGID && bpf_map_lookup_elem(&mm_targets, &ptgid))
+		bpf_map_update_elem(&mm_targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+#endif /* MM_FILTER */
+
+#endif /* __BPF_HELPERS__ */
+
+#ifndef __BPF_HELPERS__
+/* User side: see mm_agg.c. */
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+struct mms_stat;
+struct mms_options;
+struct mms_store;
+
+struct mm_agg {
+	int map_fd;
+	int ncpus;
+	volatile __u32 *gen;		/* mm_gen in the skeleton's .bss */
+	const __u64 *lost;		/* mm_lost in the skeleton's .bss */
+	uint64_t lost_seen[MM_LOST_NR];
+	const char *const *names;	/* metric index -> metric name */
+	uint32_t nr_names;
+	struct mm_key *keys;
+	size_t cap_keys;
+	struct mm_val *vals;		/* one per possible CPU */
+	/* Optional: more rows derived from each row added (after it). */
+	int (*extra)(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
+		     const struct mms_stat *s);
+};
+
+int mm_agg_init(struct mm_agg *a, struct bpf_map *map, volatile __u32 *gen,
+		const __u64 *lost, const char *const *names, uint32_t nr_names);
+/*
+ * Ends the current generation and adds everything it holds to the store's
+ * open interval (and the lost counters).  0 or -errno.
+ */
+int mm_agg_drain(struct mm_agg *a, struct mms_store *st);
+void mm_agg_finish(struct mm_agg *a);
+/* Sizes the map before load: entries from opts, at least 256, at most 64 MiB worth. */
+int mm_agg_size(struct bpf_map *map, uint32_t entries);
+
+/* The filter mode for opts (-p / -- CMD: processes, --tid: threads). */
+uint32_t mm_filter_mode(const struct mms_options *o);
+/*
+ * After load: puts the followed pid or tids into mm_targets and switches
+ * the fork follower off unless a launched command's children are followed
+ * (call before load for fork_prog; it only sets autoload).
+ */
+void mm_filter_autoload(struct bpf_program *fork_prog, const struct mms_options *o);
+int mm_filter_fill(struct bpf_map *targets, const struct mms_options *o);
+
+/*
+ * User-space aggregation for the tracepoint collectors: the same (tgid,
+ * metric, sub) -> statistic rows, filled record by record between drains.
+ */
+struct mm_uagg_row;
+
+struct mm_uagg {
+	struct mm_uagg_row *rows;
+	size_t nr, cap;
+	uint32_t *idx;		/* open addressing: row index + 1, 0 empty */
+	size_t idx_cap;
+};
+
+int mm_uagg_add(struct mm_uagg *u, uint32_t tgid, uint32_t metric, uint32_t sub, uint64_t v);
+/* Adds every row to the store's open interval and empties u. */
+int mm_uagg_drain(struct mm_uagg *u, struct mms_store *st, const char *const *names,
+		  uint32_t nr_names, const char *(*comm)(void *ctx, uint32_t pid), void *ctx);
+void mm_uagg_finish(struct mm_uagg *u);
+
+struct mms_source;
+/*
+ * A libbpf print callback that keeps the log instead of printing it, and
+ * what to do with what it kept: forget it, or print it to stderr.
+ */
+int mm_bpf_log_keep(enum libbpf_print_level level, const char *fmt, va_list ap);
+void mm_bpf_log_reset(void);
+void mm_bpf_log_flush(void);
+
+/*
+ * Fills src->why for a failed BPF step ("loading", "attaching ...") with
+ * the reason and what to do; returns err.
+ */
+int mm_bpf_fail(struct mms_source *src, int err, const char *what);
+#endif
+
+#endif

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmap_lock hold mode (opt-in): acquisitions, hold times and failed
+ * trylocks per process and read/write, aggregated in the kernel by
+ * mmap_hold.bpf.c.  Contended waits on mmap_lock come from the lock source.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mm_agg.h"
+#include "mmap_hold.h"
+#include "mmap_hold.skel.h"
+#include "mmscope/collectors.h"
+#include "mmscope/mm_metrics.h"
+#include "mmscope/store.h"
+
+struct mh_priv {
+	struct mmap_hold *skel;
+	struct mm_agg agg;
+	bool agg_ready;
+};
+
+static const char *const mh_names[MH_NR] = {
+	[MH_HOLD_READ] = MMS_M_MMAP_HOLD_READ,
+	[MH_HOLD_WRITE] = MMS_M_MMAP_HOLD_WRITE,
+	[MH_TRYLOCK_FAIL] = MMS_M_MMAP_TRYLOCK_FAIL,
+};
+
+/* One acquisition per hold: the acquire.* rows are the hold rows' counts. */
+static int add_acquisitions(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
+			    const struct mms_stat *s)
+{
+	if (k->metric != MH_HOLD_READ && k->metric != MH_HOLD_WRITE)
+		return 0;
+	return mms_store_add_value(st, proc_id, k->metric == MH_HOLD_READ ?
+				   MMS_M_MMAP_ACQUIRE_READ : MMS_M_MMAP_ACQUIRE_WRITE, k->sub, 1,
+				   s->count);
+}
+
+static int mh_create(struct mms_source *src, const struct mms_options *opts)
+{
+	src->priv = calloc(1, sizeof(struct mh_priv));
+	return src->priv ? 0 : -ENOMEM;
+}
+
+static int mh_prepare(struct mms_source *src)
+{
+	struct mh_priv *p = src->priv;
+	int err;
+
+	p->skel = mmap_hold__open();
+	if (!p->skel)
+		return mm_bpf_fail(src, -errno, "opening the BPF object");
+	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
+	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
+	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
+	if (err)
+		return mm_bpf_fail(src, err, "sizing the aggregation map");
+	err = mmap_hold__load(p->skel);
+	if (err)
+		return mm_bpf_fail(src, err, "loading tp_btf/mmap_lock_* programs");
+	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
+	if (err)
+		return mm_bpf_fail(src, err, "setting the process filter");
+	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
+			  p->skel->bss->mm_lost, mh_names, MH_NR);
+	if (err)
+		return mm_bpf_fail(src, err, "setting up aggregation");
+	p->agg.extra = add_acquisitions;
+	p->agg_ready = true;
+	return 0;
+}
+
+static int mh_start(struct mms_source *src)
+{
+	struct mh_priv *p = src->priv;
+	int err = mmap_hold__attach(p->skel);
+
+	return err ? mm_bpf_fail(src, err, "attaching to mmap_lock tracepoints") : 0;
+}
+
+static int mh_drain(struct mms_source *src, struct mms_store *st)
+{
+	struct mh_priv *p = src->priv;
+
+	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+}
+
+static void mh_stop(struct mms_source *src)
+{
+	struct mh_priv *p = src->priv;
+
+	mmap_hold__detach(p->skel);
+}
+
+static void mh_destroy(struct mms_source *src)
+{
+	struct mh_priv *p = src->priv;
+
+	if (!p)
+		return;
+	mmap_hold__destroy(p->skel);
+	if (p->agg_ready)
+		mm_agg_finish(&p->agg);
+	free(p);
+}
+
+const struct mms_source_ops mms_mmap_hold_bpf_ops = {
+	.name = "mmap-hold-bpf",
+	.backend = "bpf",
+	.family = MMS_FAM_MMAP_LOCK,
+	.create = mh_create,
+	.prepare = mh_prepare,
+	.start = mh_start,
+	.drain = mh_drain,
+	.stop = mh_stop,
+	.destroy = mh_destroy,
+};

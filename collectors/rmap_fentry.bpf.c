@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * try_to_unmap batch sizes from fentry: try_to_unmap_one() marks the task
+ * as unmapping one folio; every rmap removal inside it is one batch of
+ * nr_pages (mainline folio_remove_rmap_ptes / _pmd; 6.1 page_remove_rmap,
+ * one page each unless compound).  Removals outside try_to_unmap_one
+ * (munmap, zap) are not batches of reclaim and are ignored.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#define MM_AGG_MAP
+#define MM_FILTER
+#include "mm_agg.h"
+#include "rmap_fentry.h"
+
+#define PAGE_MAPPING_ANON 0x1UL
+
+/* Before 6.6 the folio order had a field of its own. */
+struct folio___old {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+struct rf_task {
+	__u8 in_ttu;
+	__u8 anon;
+	__u8 order;
+	__u8 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rf_task);
+} rf_tasks SEC(".maps");
+
+static __always_inline __u32 folio_order_of(struct folio *f)
+{
+	unsigned long flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), &f->flags);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 0;
+	if (bpf_core_field_exists(((struct folio___old *)f)->_folio_order))
+		return BPF_CORE_READ((struct folio___old *)f, _folio_order);
+	if (bpf_core_field_exists(f->_flags_1))
+		return BPF_CORE_READ(f, _flags_1) & 0xff;
+	return 0;
+}
+
+SEC("fentry/try_to_unmap_one")
+int BPF_PROG(rf_ttu_enter, struct folio *folio)
+{
+	struct rf_task *t;
+
+	if (!mm_wanted(bpf_get_current_pid_tgid()))
+		return 0;
+	t = bpf_task_storage_get(&rf_tasks, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		mm_lost_inc(MM_LOST_TASK_SLOT);
+		return 0;
+	}
+	t->in_ttu = 1;
+	t->order = folio_order_of(folio);
+	t->anon = ((unsigned long)BPF_CORE_READ(folio, mapping) & PAGE_MAPPING_ANON) != 0;
+	return 0;
+}
+
+SEC("fexit/try_to_unmap_one")
+int BPF_PROG(rf_ttu_exit)
+{
+	struct rf_task *t = bpf_task_storage_get(&rf_tasks, bpf_get_current_task_btf(), 0, 0);
+
+	if (t)
+		t->in_ttu = 0;
+	return 0;
+}
+
+static __always_inline void batch(__u64 nr_pages, bool whole)
+{
+	struct rf_task *t = bpf_task_storage_get(&rf_tasks, bpf_get_current_task_btf(), 0, 0);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!t || !t->in_ttu)
+		return;
+	if (whole)
+		nr_pages = 1ULL << (t->order & 31);
+	mm_agg_add(tgid, RF_BATCH, t->order, nr_pages);
+	mm_agg_add(tgid, t->anon ? RF_BATCH_ANON : RF_BATCH_FILE, t->order, nr_pages);
+}
+
+SEC("fentry/folio_remove_rmap_ptes")
+int BPF_PROG(rf_remove_ptes, struct folio *folio, struct page *page, int nr_pages)
+{
+	batch(nr_pages > 0 ? nr_pages : 0, false);
+	return 0;
+}
+
+SEC("fentry/folio_remove_rmap_pmd")
+int BPF_PROG(rf_remove_pmd)
+{
+	batch(0, true);
+	return 0;
+}
+
+/* 6.1: one page per call, or the whole compound page. */
+SEC("fentry/page_remove_rmap")
+int BPF_PROG(rf_page_remove, struct page *page, struct vm_area_struct *vma, bool compound)
+{
+	batch(1, compound);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

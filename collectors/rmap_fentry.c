@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * try_to_unmap batch sizes from fentry on try_to_unmap_one and the rmap
+ * removal functions (rmap_fentry.bpf.c), chosen from this kernel's BTF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <bpf/btf.h>
+
+#include "mm_agg.h"
+#include "rmap_fentry.h"
+#include "rmap_fentry.skel.h"
+#include "mmscope/collectors.h"
+#include "mmscope/mm_metrics.h"
+
+struct rf_priv {
+	struct rmap_fentry *skel;
+	struct mm_agg agg;
+	bool agg_ready;
+};
+
+static const char *const rf_names[RF_NR] = {
+	[RF_BATCH] = MMS_M_RMAP_BATCH,
+	[RF_BATCH_ANON] = MMS_M_RMAP_BATCH_ANON,
+	[RF_BATCH_FILE] = MMS_M_RMAP_BATCH_FILE,
+};
+
+static bool has_func(const struct btf *btf, const char *name)
+{
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
+/* 0, or -ENOENT with the reason when this kernel has nothing to hook. */
+static int choose_programs(struct mms_source *src, struct rmap_fentry *skel)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ttu = has_func(btf, "try_to_unmap_one");
+	bool ptes = has_func(btf, "folio_remove_rmap_ptes");
+	bool pmd = ptes && has_func(btf, "folio_remove_rmap_pmd");
+	bool page = !ptes && has_func(btf, "page_remove_rmap");
+
+	btf__free(btf);
+	bpf_program__set_autoload(skel->progs.rf_remove_ptes, ptes);
+	bpf_program__set_autoload(skel->progs.rf_remove_pmd, pmd);
+	bpf_program__set_autoload(skel->progs.rf_page_remove, page);
+	if (!ttu)
+		return mms_source_fail(src, -ENOENT, "try_to_unmap_one is not in this kernel's "
+				       "BTF (inlined or renamed)");
+	if (!ptes && !page)
+		return mms_source_fail(src, -ENOENT, "neither folio_remove_rmap_ptes nor "
+				       "page_remove_rmap is in this kernel's BTF");
+	return 0;
+}
+
+/*
+ * Loads and attaches once, to learn now (for `check`) whether this kernel
+ * allows fentry at all.  Many kernels refuse it with EPERM, and then
+ * libbpf's log would only bury the one-line reason we give; any other
+ * failure shows the log (the verifier's reasons).
+ */
+static int load_quietly(struct rmap_fentry *skel)
+{
+	libbpf_print_fn_t old = libbpf_set_print(mm_bpf_log_keep);
+	int err;
+
+	mm_bpf_log_reset();
+	err = rmap_fentry__load(skel);
+	if (!err)
+		err = rmap_fentry__attach(skel);
+	rmap_fentry__detach(skel);
+	libbpf_set_print(old);
+	if (err && err != -EPERM && err != -EACCES)
+		mm_bpf_log_flush();
+	return err;
+}
+
+static int rf_create(struct mms_source *src, const struct mms_options *opts)
+{
+	src->priv = calloc(1, sizeof(struct rf_priv));
+	return src->priv ? 0 : -ENOMEM;
+}
+
+static int rf_prepare(struct mms_source *src)
+{
+	struct rf_priv *p = src->priv;
+	int err;
+
+	p->skel = rmap_fentry__open();
+	if (!p->skel)
+		return mm_bpf_fail(src, -errno, "opening the BPF object");
+	err = choose_programs(src, p->skel);
+	if (err)
+		return err;
+	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
+	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
+	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
+	if (!err)
+		err = load_quietly(p->skel);
+	if (err == -EPERM || err == -EACCES)
+		return mms_source_fail(src, err, "fentry/fexit not permitted by this kernel (EPERM)");
+	if (err)
+		return mm_bpf_fail(src, err, "loading fentry on try_to_unmap_one");
+	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
+	if (err)
+		return mm_bpf_fail(src, err, "setting the process filter");
+	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
+			  p->skel->bss->mm_lost, rf_names, RF_NR);
+	if (err)
+		return mm_bpf_fail(src, err, "setting up aggregation");
+	p->agg_ready = true;
+	return 0;
+}
+
+static int rf_start(struct mms_source *src)
+{
+	struct rf_priv *p = src->priv;
+	int err = rmap_fentry__attach(p->skel);
+
+	return err ? mm_bpf_fail(src, err, "attaching fentry to try_to_unmap_one") : 0;
+}
+
+static int rf_drain(struct mms_source *src, struct mms_store *st)
+{
+	struct rf_priv *p = src->priv;
+
+	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+}
+
+static void rf_stop(struct mms_source *src)
+{
+	struct rf_priv *p = src->priv;
+
+	rmap_fentry__detach(p->skel);
+}
+
+static void rf_destroy(struct mms_source *src)
+{
+	struct rf_priv *p = src->priv;
+
+	if (!p)
+		return;
+	rmap_fentry__destroy(p->skel);
+	if (p->agg_ready)
+		mm_agg_finish(&p->agg);
+	free(p);
+}
+
+const struct mms_source_ops mms_rmap_fentry_ops = {
+	.name = "rmap-fentry",
+	.backend = "fentry",
+	.family = MMS_FAM_RMAP,
+	.create = rf_create,
+	.prepare = rf_prepare,
+	.start = rf_start,
+	.drain = rf_drain,
+	.stop = rf_stop,
+	.destroy = rf_destroy,
+};

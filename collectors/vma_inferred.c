@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VMA count changes per syscall (the last VMA fallback): calls, and how far
+ * mm->map_count went up or down per call, per (process, syscall).  Views
+ * must show these as inferred, never as splits or merges.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mm_agg.h"
+#include "vma_inferred.h"
+#include "vma_inferred.skel.h"
+#include "mmscope/collectors.h"
+#include "mmscope/mm_metrics.h"
+
+struct vi_priv {
+	struct vma_inferred *skel;
+	struct mm_agg agg;
+	bool agg_ready;
+};
+
+static const char *const vi_names[VI_NR] = {
+	[VI_CALLS] = MMS_M_VMA_INFERRED_CALLS,
+	[VI_UP] = MMS_M_VMA_INFERRED_UP,
+	[VI_DOWN] = MMS_M_VMA_INFERRED_DOWN,
+};
+
+static int vi_create(struct mms_source *src, const struct mms_options *opts)
+{
+	src->priv = calloc(1, sizeof(struct vi_priv));
+	return src->priv ? 0 : -ENOMEM;
+}
+
+static int vi_prepare(struct mms_source *src)
+{
+	struct vi_priv *p = src->priv;
+	int err;
+
+	p->skel = vma_inferred__open();
+	if (!p->skel)
+		return mm_bpf_fail(src, -errno, "opening the BPF object");
+	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
+	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
+	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
+	if (err)
+		return mm_bpf_fail(src, err, "sizing the aggregation map");
+	err = vma_inferred__load(p->skel);
+	if (err)
+		return mm_bpf_fail(src, err, "loading tp_btf/sys_enter+sys_exit programs");
+	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
+	if (err)
+		return mm_bpf_fail(src, err, "setting the process filter");
+	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
+			  p->skel->bss->mm_lost, vi_names, VI_NR);
+	if (err)
+		return mm_bpf_fail(src, err, "setting up aggregation");
+	p->agg_ready = true;
+	return 0;
+}
+
+static int vi_start(struct mms_source *src)
+{
+	struct vi_priv *p = src->priv;
+	int err = vma_inferred__attach(p->skel);
+
+	return err ? mm_bpf_fail(src, err, "attaching to sys_enter/sys_exit") : 0;
+}
+
+static int vi_drain(struct mms_source *src, struct mms_store *st)
+{
+	struct vi_priv *p = src->priv;
+
+	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+}
+
+static void vi_stop(struct mms_source *src)
+{
+	struct vi_priv *p = src->priv;
+
+	vma_inferred__detach(p->skel);
+}
+
+static void vi_destroy(struct mms_source *src)
+{
+	struct vi_priv *p = src->priv;
+
+	if (!p)
+		return;
+	vma_inferred__destroy(p->skel);
+	if (p->agg_ready)
+		mm_agg_finish(&p->agg);
+	free(p);
+}
+
+const struct mms_source_ops mms_vma_inferred_ops = {
+	.name = "vma-inferred",
+	.backend = "inferred",
+	.family = MMS_FAM_VMA,
+	.create = vi_create,
+	.prepare = vi_prepare,
+	.start = vi_start,
+	.drain = vi_drain,
+	.stop = vi_stop,
+	.destroy = vi_destroy,
+};

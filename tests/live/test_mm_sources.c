@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live tests of the mm sources on the running kernel: a deterministic
+ * workload runs under a real source, the source drains into a real store,
+ * and the numbers are checked against what the workload did.
+ *
+ *   test_mm_sources vma-inferred MPROTECT_TOGGLE
+ *   test_mm_sources mmap-hold MPROTECT_TOGGLE
+ *   test_mm_sources rmap-stock PAGEOUT_LOOP
+ *   test_mm_sources run SOURCE [SECONDS]   (a measuring aid, not a test)
+ *
+ * Exits 77 when not root (the sources need CAP_BPF/CAP_PERFMON).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mmscope/collectors.h"
+#include "mmscope/mm_metrics.h"
+#include "mmscope/query.h"
+#include "mmscope/store.h"
+
+#define TOGGLES 1000
+#define NR_MPROTECT 10
+
+static const char *workload;
+
+struct child {
+	pid_t pid;
+	int go_fd;		/* write end of its stdin */
+	FILE *out;		/* its stdout */
+};
+
+/* Starts argv[0] with pipes on stdin/stdout and waits for its "ready" line. */
+static void child_start(struct child *c, char *const argv[], char *line, size_t len)
+{
+	int in[2], out[2];
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (!c->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->go_fd = in[1];
+	c->out = fdopen(out[0], "r");
+	assert_non_null(c->out);
+	assert_non_null(fgets(line, (int)len, c->out));
+	assert_true(!strncmp(line, "ready", 5));
+}
+
+static int child_finish(struct child *c, char *line, size_t len)
+{
+	int status = -1;
+
+	if (write(c->go_fd, "g", 1) != 1)
+		fail_msg("cannot start the workload: %s", strerror(errno));
+	while (fgets(line, (int)len, c->out) && strncmp(line, "done", 4))
+		;
+	close(c->go_fd);
+	fclose(c->out);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	return status;
+}
+
+static struct mms_source *source_up(const struct mms_source_ops *ops, struct mms_options *o)
+{
+	struct mms_source *src = NULL;
+	int err = mms_source_new(ops, o, &src);
+
+	if (!err)
+		err = mms_source_prepare(src);
+	if (!err)
+		err = mms_source_start(src);
+	if (err)
+		fail_msg("%s: %s", ops->name, src ? src->why : strerror(-err));
+	return src;
+}
+
+/* Drains src into one committed interval of a new store. */
+static struct mms_store *drain_one(struct mms_source *src)
+{
+	struct mms_store *st;
+
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	assert_non_null(mms_store_begin(st, 0));
+	assert_int_equal(mms_source_drain(src, st), 0);
+	assert_int_equal(mms_store_commit(st, 1000000000ULL, 0), 0);
+	return st;
+}
+
+static struct mms_stat metric(struct mms_store *st, const char *name, long sub, uint32_t tgid)
+{
+	struct mms_stat s;
+
+	assert_int_equal(mms_query_metric(st, 0, 0, name, sub, tgid, &s), 0);
+	return s;
+}
+
+/* Every metric row of the interval belongs to tgid (the in-kernel filter works). */
+static void assert_only(struct mms_store *st, uint32_t tgid)
+{
+	const struct mms_interval *iv = mms_store_latest(st);
+
+	assert_non_null(iv);
+	for (uint32_t i = 0; i < iv->n_metrics; i++) {
+		const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
+
+		assert_non_null(t);
+		assert_int_equal(t->tgid, tgid);
+	}
+}
+
+static void toggle_run(const struct mms_source_ops *ops, struct mms_store **out, pid_t *pid)
+{
+	char n[16], line[512];
+	char *argv[] = { (char *)workload, "-n", n, "-w", NULL };
+	struct mms_options o;
+	struct mms_source *src;
+	struct child c;
+
+	snprintf(n, sizeof(n), "%d", TOGGLES);
+	child_start(&c, argv, line, sizeof(line));
+	mms_options_init(&o);
+	o.pid = c.pid;
+	o.mmap_lock_hold = true;
+	src = source_up(ops, &o);
+	assert_int_equal(child_finish(&c, line, sizeof(line)), 0);
+	*out = drain_one(src);
+	*pid = c.pid;
+	mms_source_destroy(src);
+}
+
+static void test_vma_inferred(void **state)
+{
+	struct mms_store *st;
+	struct mms_stat s;
+	pid_t pid;
+
+	(void)state;
+	toggle_run(&mms_vma_inferred_ops, &st, &pid);
+	assert_only(st, (uint32_t)pid);
+	/* Every mm syscall in the window is one of the 2N mprotects. */
+	s = metric(st, MMS_M_VMA_INFERRED_CALLS, -1, (uint32_t)pid);
+	assert_int_equal(s.count, 2 * TOGGLES);
+	s = metric(st, MMS_M_VMA_INFERRED_CALLS, NR_MPROTECT, (uint32_t)pid);
+	assert_int_equal(s.count, 2 * TOGGLES);
+	/* PROT_READ on the middle page: +2 (one VMA into three), every time. */
+	s = metric(st, MMS_M_VMA_INFERRED_UP, NR_MPROTECT, (uint32_t)pid);
+	assert_int_equal(s.count, TOGGLES);
+	assert_int_equal(s.total, 2 * TOGGLES);
+	assert_int_equal(s.min, 2);
+	assert_int_equal(s.max, 2);
+	assert_int_equal(s.hist[1], TOGGLES);
+	/* PROT_READ|PROT_WRITE again: -2 (three merge back into one). */
+	s = metric(st, MMS_M_VMA_INFERRED_DOWN, NR_MPROTECT, (uint32_t)pid);
+	assert_int_equal(s.count, TOGGLES);
+	assert_int_equal(s.total, 2 * TOGGLES);
+	assert_int_equal(s.min, 2);
+	assert_int_equal(s.max, 2);
+	printf("vma-inferred: %d mprotect calls, %d x +2, %d x -2 (pid %d)\n", 2 * TOGGLES,
+	       TOGGLES, TOGGLES, pid);
+	mms_store_destroy(st);
+}
+
+/*
+ * A launched command's children are followed (unless no_inherit): sh waits
+ * for a line, then forks mprotect_toggle; only sh and the toggle may show
+ * up, and the toggle's N three-way splits must all be there.
+ */
+static void follow_run(bool no_inherit)
+{
+	char cmdline[1024], line[512];
+	char *argv[] = { "/bin/sh", "-c", cmdline, NULL };
+	struct mms_options o;
+	struct mms_source *src;
+	struct mms_store *st;
+	struct mms_stat up, all;
+	int status = -1, in[2], out[2];
+	unsigned int tpid = 0;
+	pid_t sh;
+	FILE *f;
+
+	snprintf(cmdline, sizeof(cmdline), "read x; %s -n %d; true", workload, TOGGLES);
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	sh = fork();
+	assert_true(sh >= 0);
+	if (!sh) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	mms_options_init(&o);
+	o.pid = sh;
+	o.cmd = argv;
+	o.no_inherit = no_inherit;
+	src = source_up(&mms_vma_inferred_ops, &o);
+	assert_int_equal(write(in[1], "go\n", 3), 3);
+	f = fdopen(out[0], "r");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "done pid=", 9))
+			tpid = (unsigned int)atoi(line + 9);
+	fclose(f);
+	close(in[1]);
+	assert_int_equal(waitpid(sh, &status, 0), sh);
+	assert_int_equal(status, 0);
+	assert_true(tpid > 0);
+	st = drain_one(src);
+	up = metric(st, MMS_M_VMA_INFERRED_UP, NR_MPROTECT, tpid);
+	all = metric(st, MMS_M_VMA_INFERRED_CALLS, -1, 0);
+	if (no_inherit) {
+		assert_only(st, (uint32_t)sh);
+		assert_int_equal(up.count, 0);
+	} else {
+		const struct mms_interval *iv = mms_store_latest(st);
+
+		for (uint32_t i = 0; i < iv->n_metrics; i++) {
+			const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
+
+			assert_true(t->tgid == (uint32_t)sh || t->tgid == tpid);
+		}
+		/* ld.so's own mprotects may add to these, never take away. */
+		assert_true(up.count >= TOGGLES);
+		assert_true(up.hist[1] >= TOGGLES);
+		assert_true(metric(st, MMS_M_VMA_INFERRED_DOWN, NR_MPROTECT, tpid).count >=
+			    TOGGLES);
+	}
+	printf("vma-inferred %s: sh %d, toggle %u: %llu mm syscalls seen, %llu mprotect "
+	       "ups in the toggle\n", no_inherit ? "--no-inherit" : "following children", sh,
+	       tpid, (unsigned long long)all.count, (unsigned long long)up.count);
+	mms_store_destroy(st);
+	mms_source_destroy(src);
+}
+
+static void test_follow_children(void **state)
+{
+	(void)state;
+	follow_run(false);
+	follow_run(true);
+}
+
+static void test_mmap_hold(void **state)
+{
+	struct mms_stat aw, ar, hw, hr;
+	struct mms_store *st;
+	pid_t pid;
+
+	(void)state;
+	toggle_run(&mms_mmap_hold_bpf_ops, &st, &pid);
+	assert_only(st, (uint32_t)pid);
+	aw = metric(st, MMS_M_MMAP_ACQUIRE_WRITE, -1, (uint32_t)pid);
+	ar = metric(st, MMS_M_MMAP_ACQUIRE_READ, -1, (uint32_t)pid);
+	hw = metric(st, MMS_M_MMAP_HOLD_WRITE, -1, (uint32_t)pid);
+	hr = metric(st, MMS_M_MMAP_HOLD_READ, -1, (uint32_t)pid);
+	printf("mmap-hold: write acquisitions %llu (holds %llu, avg %llu ns, max %llu ns), "
+	       "read acquisitions %llu (holds %llu)\n", (unsigned long long)aw.count,
+	       (unsigned long long)hw.count, (unsigned long long)mms_stat_avg(&hw),
+	       (unsigned long long)hw.max, (unsigned long long)ar.count,
+	       (unsigned long long)hr.count);
+	/*
+	 * Each mprotect takes mmap_lock for write once; exit_mmap() takes it
+	 * once more (and for read before that).  Every release matched an
+	 * acquisition seen (acquisitions are counted from the holds).
+	 */
+	assert_true(aw.count >= 2 * TOGGLES && aw.count <= 2 * TOGGLES + 2);
+	assert_int_equal(hw.count, aw.count);
+	assert_int_equal(hr.count, ar.count);
+	assert_true(hw.min > 0 && hw.max >= hw.min);
+	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TIME], 0);
+	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TASK_SLOT], 0);
+	mms_store_destroy(st);
+}
+
+/*
+ * Not a test: `test_mm_sources run SOURCE SECONDS` attaches one source
+ * system-wide and prints what it collected, for measuring its cost next to
+ * a benchmark (see the report numbers for mmap-hold-bpf under stress-ng).
+ */
+static int run_source(const char *name, double secs)
+{
+	const struct mms_source_ops *const *all = mms_collectors_all();
+	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	const struct mms_interval *iv;
+	struct mms_source *src = NULL;
+	struct mms_store *st = NULL;
+	struct mms_options o;
+	int err;
+
+	while (*all && strcmp((*all)->name, name))
+		all++;
+	if (!*all) {
+		fprintf(stderr, "no source %s\n", name);
+		return 2;
+	}
+	mms_options_init(&o);
+	o.mmap_lock_hold = true;
+	err = mms_source_new(*all, &o, &src);
+	if (!err)
+		err = mms_source_prepare(src);
+	if (!err)
+		err = mms_source_start(src);
+	if (!err)
+		err = mms_store_create(NULL, &st);
+	if (err) {
+		fprintf(stderr, "%s\n", src ? src->why : strerror(-err));
+		mms_source_destroy(src);
+		return 1;
+	}
+	mms_store_begin(st, 0);
+	nanosleep(&ts, NULL);
+	mms_source_drain(src, st);
+	mms_store_commit(st, (uint64_t)(secs * 1e9), 0);
+	iv = mms_store_latest(st);
+	for (uint32_t i = 0; i < iv->n_metrics; i++) {
+		const struct mms_metric_sample *m = &iv->metrics[i];
+		const struct mms_task *t = mms_store_get_task(st, m->proc_id);
+
+		printf("%-32s sub %-4u pid %-7u %-16s count %-10llu total %-14llu max %llu\n",
+		       mms_store_get_str(st, m->metric_id), m->sub, t ? t->tgid : 0,
+		       t ? mms_store_get_str(st, t->comm_id) : "-",
+		       (unsigned long long)m->stat.count, (unsigned long long)m->stat.total,
+		       (unsigned long long)m->stat.max);
+	}
+	for (int r = 0; r < MMS_LOST_NR; r++)
+		if (iv->lost[r])
+			printf("lost %s: %llu\n", mms_lost_reason_name(r),
+			       (unsigned long long)iv->lost[r]);
+	mms_store_destroy(st);
+	mms_source_destroy(src);
+	return 0;
+}
+
+/*
+ * MADV_PAGEOUT of a clean file mapping, ITERS times: every mapped page is
+ * reclaimed by reclaim_pages() in the workload's own context, so the stock
+ * vmscan tracepoint must account for exactly ITERS * PAGES pages of it.
+ */
+static void test_rmap_stock(void **state)
+{
+	char file[4096], line[512];
+	char *argv[] = { (char *)workload, "-f", file, "-m", "64", "-n", "20", "-w", NULL };
+	struct mms_stat rec, scanned, fail;
+	struct mms_options o;
+	struct mms_source *src;
+	struct mms_store *st;
+	struct child c;
+	long iters = 0, pages = 0, resident = -1;
+	char *s;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/test_mm_sources.pageout", getenv("MESON_BUILD_ROOT") ?
+		 getenv("MESON_BUILD_ROOT") : ".");
+	child_start(&c, argv, line, sizeof(line));
+	mms_options_init(&o);
+	o.pid = c.pid;
+	src = source_up(&mms_rmap_stock_ops, &o);
+	assert_int_equal(child_finish(&c, line, sizeof(line)), 0);
+	unlink(file);
+	s = strstr(line, " iters=");
+	assert_non_null(s);
+	sscanf(s, " iters=%ld pages=%ld", &iters, &pages);
+	s = strstr(line, "resident_after_pageout=");
+	assert_non_null(s);
+	sscanf(s, "resident_after_pageout=%ld", &resident);
+	st = drain_one(src);
+	assert_only(st, (uint32_t)c.pid);
+	rec = metric(st, MMS_M_RMAP_STOCK_RECLAIM, -1, (uint32_t)c.pid);
+	scanned = metric(st, MMS_M_RMAP_STOCK_SCANNED, -1, (uint32_t)c.pid);
+	fail = metric(st, MMS_M_RMAP_STOCK_UNMAP_FAIL, -1, (uint32_t)c.pid);
+	printf("rmap-stock: %ld x MADV_PAGEOUT of %ld pages: %llu reclaim passes, %llu pages "
+	       "reclaimed, %llu scanned, %llu unmap failures, %ld resident at the end\n", iters,
+	       pages, (unsigned long long)rec.count, (unsigned long long)rec.total,
+	       (unsigned long long)scanned.total, (unsigned long long)fail.total, resident);
+	assert_int_equal(iters, 20);
+	assert_true(rec.count >= (uint64_t)iters);
+	assert_int_equal(rec.total, (uint64_t)(iters * pages));
+	assert_int_equal(fail.total, 0);
+	mms_store_destroy(st);
+	mms_source_destroy(src);
+}
+
+/* The tracepoint reader follows a launched command into its children too. */
+static void test_rmap_stock_follow(void **state)
+{
+	char cmdline[2048], file[1024], line[512];
+	char *argv[] = { "/bin/sh", "-c", cmdline, NULL };
+	struct mms_options o;
+	struct mms_source *src;
+	struct mms_store *st;
+	struct mms_stat rec;
+	int status = -1, in[2], out[2];
+	const struct mms_interval *iv;
+	uint32_t child = 0;
+	pid_t sh;
+	FILE *f;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/test_mm_sources.follow", getenv("MESON_BUILD_ROOT") ?
+		 getenv("MESON_BUILD_ROOT") : ".");
+	snprintf(cmdline, sizeof(cmdline), "read x; %s -f %s -m 64 -n 5; true", workload, file);
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	sh = fork();
+	assert_true(sh >= 0);
+	if (!sh) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	mms_options_init(&o);
+	o.pid = sh;
+	o.cmd = argv;
+	src = source_up(&mms_rmap_stock_ops, &o);
+	assert_int_equal(write(in[1], "go\n", 3), 3);
+	f = fdopen(out[0], "r");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ready pid=", 10))
+			child = (uint32_t)atoi(line + 10);
+	fclose(f);
+	close(in[1]);
+	assert_int_equal(waitpid(sh, &status, 0), sh);
+	assert_int_equal(status, 0);
+	assert_true(child > 0);
+	unlink(file);
+	st = drain_one(src);
+	rec = metric(st, MMS_M_RMAP_STOCK_RECLAIM, -1, child);
+	iv = mms_store_latest(st);
+	for (uint32_t i = 0; i < iv->n_metrics; i++) {
+		const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
+
+		assert_true(t->tgid == (uint32_t)sh || t->tgid == child);
+	}
+	printf("rmap-stock following children: %llu pages reclaimed in %llu passes\n",
+	       (unsigned long long)rec.total, (unsigned long long)rec.count);
+	assert_int_equal(rec.total, 5 * 64);
+	mms_store_destroy(st);
+	mms_source_destroy(src);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest vma[] = {
+		cmocka_unit_test(test_vma_inferred),
+		cmocka_unit_test(test_follow_children),
+	};
+	const struct CMUnitTest hold[] = { cmocka_unit_test(test_mmap_hold) };
+	const struct CMUnitTest stock[] = {
+		cmocka_unit_test(test_rmap_stock),
+		cmocka_unit_test(test_rmap_stock_follow),
+	};
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_mm_sources vma-inferred|mmap-hold WORKLOAD\n");
+		return 2;
+	}
+	if (geteuid()) {
+		fprintf(stderr, "test_mm_sources: needs root (CAP_BPF, CAP_PERFMON): skipped\n");
+		return 77;
+	}
+	if (!strcmp(argv[1], "run"))
+		return run_source(argv[2], argc > 3 ? atof(argv[3]) : 5);
+	workload = argv[2];
+	mms_tracefs_ensure();
+	if (!strcmp(argv[1], "vma-inferred"))
+		return cmocka_run_group_tests_name("vma-inferred", vma, NULL, NULL);
+	if (!strcmp(argv[1], "mmap-hold"))
+		return cmocka_run_group_tests_name("mmap-hold", hold, NULL, NULL);
+	if (!strcmp(argv[1], "rmap-stock"))
+		return cmocka_run_group_tests_name("rmap-stock", stock, NULL, NULL);
+	fprintf(stderr, "test_mm_sources: unknown case %s\n", argv[1]);
+	return 2;
+}
