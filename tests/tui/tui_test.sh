@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The TUI, driven for real: mmscope in a tmux pane (a private tmux server),
+# keys sent with send-keys, the screen read back with capture-pane.
+#
+#   tui_test.sh MMSCOPE MMAP_CHURN TEST
+#
+# TEST is one of: first_frame locks_workload views filter pause_step
+# quit_clean signals sizes command no_color replay record.  Live tests need
+# root (CAP_BPF + CAP_PERFMON): without it they exit 77 (skipped).
+set -u
+
+mmscope=$(realpath "$1")
+churn=$(realpath "$2")
+test=$3
+sock=mms-tui-$$-$test
+tmp=$(mktemp -d /tmp/mmscope-tui.XXXXXX)
+churn_pid=
+
+cleanup() {
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$churn_pid" ] && kill "$churn_pid" 2>/dev/null && wait "$churn_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL ($test): $*" >&2
+	echo "--- screen:" >&2
+	cap >&2
+	exit 1
+}
+skip() { echo "SKIP ($test): $*"; exit 77; }
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root for live data"; }
+command -v tmux >/dev/null || skip "tmux is not installed"
+
+# A pane running a plain shell, so that after mmscope ends its prompt shows.
+start_shell() {
+	local w=$1 h=$2
+
+	tmux -L "$sock" -f /dev/null new-session -d -x "$w" -y "$h" \
+		"env -u TMUX PS1='tui\$ ' TERM=screen bash --norc --noprofile" || fail "tmux"
+	tmux -L "$sock" set -g status off
+	wait_for 'tui\$' 5 || fail "no shell prompt"
+}
+
+# Runs a command line in the pane on a cleared screen, followed by its exit status.
+run() {
+	tmux -L "$sock" send-keys -l "clear; $* ; echo EXIT=\$?"
+	tmux -L "$sock" send-keys Enter
+}
+
+keys() { tmux -L "$sock" send-keys "$@"; }
+cap() { tmux -L "$sock" capture-pane -p 2>/dev/null; }
+
+# wait_for REGEX SECONDS: until the screen matches.
+wait_for() {
+	local re=$1 t=$(( $2 * 10 ))
+
+	while [ "$t" -gt 0 ]; do
+		cap | grep -Eq -- "$re" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# The mmscope process in the pane.
+mms_pid() {
+	local shell
+
+	shell=$(tmux -L "$sock" display -p '#{pane_pid}')
+	pgrep -P "$shell" -x mmscope | head -1
+}
+
+start_tui() {	# start_tui W H [ARGS...]
+	local w=$1 h=$2
+
+	shift 2
+	start_shell "$w" "$h"
+	run "$mmscope $*"
+	wait_for '^ 1 Locks' 10 || fail "no first frame"
+}
+
+start_churn() {	# background contention: mmap_lock of several threads
+	"$churn" -t 4 -s "${1:-30}" >/dev/null 2>&1 &
+	churn_pid=$!
+}
+
+quit() {
+	keys q
+	wait_for "^EXIT=${1:-0}" 10 || fail "mmscope did not exit with ${1:-0} after q"
+}
+
+t_first_frame() {
+	need_root
+	start_tui 100 30
+	cap | grep -q "^mmscope  host $(hostname)  kernel $(uname -r)  target system" ||
+		fail "header line"
+	wait_for '^sources lock (bpf|perf)' 5 || fail "sources line"
+	wait_for 'contentions [0-9.k]+/s' 5 || fail "rates line"
+	cap | tail -1 | grep -q 'F1 Help' || fail "status line"
+	quit
+}
+
+t_locks_workload() {
+	need_root
+	start_churn 30
+	start_tui 120 40
+	# The workload's threads contend on their process's mmap_lock, named with its pid.
+	wait_for "mmap_lock \\($churn_pid mmap_churn\\)" 15 || fail "no mmap_lock row for the workload"
+	cap | grep -E "mmap_lock \\($churn_pid mmap_churn\\)" | grep -Eq 'rwsem:[RW]' ||
+		fail "mmap_lock row without a rwsem type"
+	quit
+}
+
+t_views() {
+	need_root
+	start_churn 30
+	start_tui 120 40
+	local -A marker=(
+		[1]='^[0-9]+ locks  range: interval'
+		[2]='^(Lock |Thread |Caller |.*no contention in this range)'
+		[3]='^[0-9]+ callers  range'
+		[4]='^[0-9]+ tasks  range'
+		[5]='^waits: '
+		[6]='^VMA source'
+		[7]='^try_to_unmap source'
+		[8]='intervals in the window'
+	)
+	for k in 1 2 3 4 5 6 7 8; do
+		keys "$k"
+		wait_for "${marker[$k]}" 5 || fail "view $k: no '${marker[$k]}'"
+	done
+	keys Tab
+	wait_for '^[0-9]+ locks  range' 5 || fail "Tab from the last view does not wrap to Locks"
+	# Enter on a lock drills into its detail; Esc comes back.
+	wait_for 'mmap_lock \(' 15 || fail "no lock to drill into"
+	keys Enter
+	wait_for '^Lock ' 5 || fail "Enter did not open Lock detail"
+	wait_for 'wait histogram' 5 || fail "no histogram in the detail"
+	keys Escape
+	wait_for '^[0-9]+ locks  range' 5 || fail "Esc did not come back to Locks"
+	keys '?'
+	wait_for '^mmscope keys' 5 || fail "no help"
+	cap | grep -q 'filter rows by name' || fail "help misses the filter key"
+	keys x
+	wait_for '^[0-9]+ locks  range' 5 || fail "a key did not close help"
+	quit
+}
+
+t_filter() {
+	need_root
+	start_churn 30
+	start_tui 120 40
+	wait_for 'mmap_lock \(' 15 || fail "no mmap_lock row"
+	wait_for '^([2-9]|[1-9][0-9]+) locks' 15 || fail "fewer than 2 locks: nothing to narrow"
+	keys /
+	wait_for '^Filter: ' 5 || fail "no filter prompt"
+	tmux -L "$sock" send-keys -l 'mmap_lock'
+	wait_for '^Filter: mmap_lock' 5 || fail "typed filter not shown"
+	keys Enter
+	wait_for 'locks matching /mmap_lock' 5 || fail "filter did not narrow"
+	# Every row shown names an mmap_lock.
+	local rows
+	rows=$(cap | sed -n '/^ *CONT\/s/,/^$/p' | sed '1d;/^$/d')
+	[ -n "$rows" ] || fail "no rows under the filter"
+	echo "$rows" | grep -v 'mmap_lock' && fail "a row without mmap_lock passed the filter"
+	keys '\'
+	sleep 0.5
+	wait_for '^[0-9]+ locks  range' 5 || fail "backslash did not clear the filter"
+	cap | grep -q 'matching' && fail "filter still shown after clearing"
+	quit
+}
+
+t_pause_step() {
+	need_root
+	start_tui 100 30
+	wait_for 'to #([3-9]|[1-9][0-9]+)$' 10 || fail "no third interval"
+	keys Space
+	wait_for '^mmscope  PAUSED at #[0-9]+' 5 || fail "space did not pause"
+	local n m
+	n=$(cap | grep -oE 'PAUSED at #[0-9]+' | grep -oE '[0-9]+$')
+	keys t
+	m=$((n - 1))
+	wait_for "PAUSED at #$m( |$)" 5 || fail "t did not step back to #$m"
+	wait_for "to #$m\$" 5 || fail "the table does not show interval #$m"
+	sleep 2.5	# collection goes on; the view stays
+	cap | grep -Eq "PAUSED at #$m( |$)" || fail "the paused view moved"
+	keys T
+	wait_for "PAUSED at #$n( |$)" 5 || fail "T did not step forward to #$n"
+	keys Space
+	wait_for '^mmscope  host.*interval 1s *$' 5 || fail "space did not go live again"
+	quit
+}
+
+t_quit_clean() {
+	need_root
+	start_tui 100 30
+	local pid ids=() id
+	pid=$(mms_pid)
+	[ -n "$pid" ] || fail "no mmscope process"
+	for f in /proc/"$pid"/fdinfo/*; do
+		id=$(awk '/^prog_id:/ {print $2}' "$f" 2>/dev/null)
+		[ -n "$id" ] && ids+=("$id")
+	done
+	[ "${#ids[@]}" -gt 0 ] || fail "mmscope holds no BPF programs while running"
+	quit
+	wait_for '^tui\$ *$' 5 || fail "no shell prompt after quitting"
+	cap | grep -q '^ 1 Locks' && fail "the TUI is still on the screen"
+	for id in "${ids[@]}"; do
+		bpftool prog show id "$id" >/dev/null 2>&1 && fail "BPF program $id still loaded"
+	done
+	return 0
+}
+
+t_signals() {
+	need_root
+	start_tui 100 30
+	keys C-c
+	wait_for '^EXIT=0' 10 || fail "Ctrl-C did not end mmscope cleanly"
+	run "$mmscope"
+	wait_for '^ 1 Locks' 10 || fail "no second start"
+	kill -TERM "$(mms_pid)"
+	wait_for '^EXIT=0.*' 10 || fail "SIGTERM did not end mmscope cleanly"
+	# The terminal is sane: the shell echoes what is typed.
+	run "echo sane-\$((6 * 7))"
+	wait_for '^sane-42' 5 || fail "terminal not restored"
+}
+
+t_sizes() {
+	need_root
+	start_churn 30
+	start_tui 40 12
+	for k in 1 2 3 4 5 6 7 8 '?' x; do
+		keys "$k"
+		sleep 0.3
+	done
+	cap | tail -1 | grep -q 'F1' || fail "40x12: no status line"
+	for size in "250 60" "60 15" "80 24"; do
+		tmux -L "$sock" resize-window -x "${size% *}" -y "${size#* }"
+		sleep 0.5
+		for k in 1 2 8; do
+			keys "$k"
+			sleep 0.3
+		done
+		wait_for '^ 1 Locks' 5 || fail "no frame at $size"
+		[ "$(cap | wc -l)" -eq "${size#* }" ] || fail "frame height at $size"
+	done
+	pgrep -x mmscope >/dev/null || fail "mmscope died"
+	quit
+}
+
+t_command() {
+	need_root
+	start_shell 100 30
+	run "$mmscope -- sh -c 'sleep 1; exit 3'"
+	wait_for 'target cmd: sh' 10 || fail "no command target in the header"
+	wait_for 'process [0-9]+ exited' 10 || fail "no 'process N exited' note"
+	sleep 1.5
+	cap | grep -q '^ 1 Locks' || fail "the TUI did not stay after the command exited"
+	quit 3
+}
+
+t_no_color() {
+	need_root
+	start_shell 100 30
+	run "NO_COLOR=1 $mmscope"
+	wait_for '^ 1 Locks' 10 || fail "no frame"
+	tmux -L "$sock" capture-pane -e -p | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)' &&
+		fail "colour escapes with NO_COLOR"
+	tmux -L "$sock" capture-pane -e -p | grep -q $'\e\\[7m' || fail "no reverse video either"
+	quit
+	run "$mmscope"
+	wait_for '^ 1 Locks' 10 || fail "no frame"
+	tmux -L "$sock" capture-pane -e -p | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|4[0-7])m' ||
+		fail "no colours without NO_COLOR"
+	quit
+}
+
+t_replay() {
+	need_root
+	start_churn 30
+	"$mmscope" record -o "$tmp/r.mms" --duration 4 2>"$tmp/rec.err" || {
+		cat "$tmp/rec.err"
+		fail "record failed"
+	}
+	start_shell 120 40
+	run "$mmscope replay $tmp/r.mms"
+	wait_for '^mmscope replay  at [0-9:]+ .*host ' 10 || fail "no replay header"
+	local n
+	n=$(cap | grep -oE ', [0-9]+/[0-9]+\)' | head -1 | grep -oE '/[0-9]+' | tr -d /)
+	[ "${n:-0}" -ge 3 ] || fail "recording has ${n:-0} intervals, expected >= 3"
+	keys End
+	wait_for ", $n/$n\\) " 5 || fail "End did not go to the last interval"
+	keys Home
+	wait_for ", 1/$n\\) .*paused" 5 || fail "Home did not go to the first interval"
+	keys Right
+	wait_for ", 2/$n\\)" 5 || fail "Right did not step forward"
+	keys t
+	wait_for ", 1/$n\\)" 5 || fail "t did not step back"
+	keys g
+	wait_for '^Go to' 5 || fail "no go-to prompt"
+	tmux -L "$sock" send-keys -l '+2.5'
+	keys Enter
+	wait_for ", 3/$n\\)" 5 || fail "go to +2.5 s did not land in interval 3"
+	keys ']'
+	wait_for ' 2x ' 5 || fail "] did not speed up"
+	keys 3
+	wait_for '^[0-9]+ callers' 5 || fail "views do not work in replay"
+	quit
+}
+
+t_record() {
+	need_root
+	start_tui 120 40
+	keys R
+	wait_for '^Record to file: ' 5 || fail "no file prompt"
+	keys C-u
+	tmux -L "$sock" send-keys -l "$tmp/in-tui.mms"
+	keys Enter
+	wait_for 'REC .*in-tui.mms' 5 || fail "no REC in the header"
+	sleep 2.5
+	keys R
+	wait_for 'recorded [0-9]+ intervals' 5 || fail "R did not stop recording"
+	[ "$(stat -c %a "$tmp/in-tui.mms")" = 600 ] || fail "recording is not mode 0600"
+	# An existing file is never overwritten.
+	keys R
+	wait_for '^Record to file: ' 5 || fail "no file prompt"
+	keys C-u
+	tmux -L "$sock" send-keys -l "$tmp/in-tui.mms"
+	keys Enter
+	wait_for '[Ee]xists' 5 || fail "an existing file was not refused"
+	quit
+	"$mmscope" info "$tmp/in-tui.mms" >/dev/null || fail "the recording does not read back"
+}
+
+case "$test" in
+first_frame | locks_workload | views | filter | pause_step | quit_clean | signals | sizes | \
+	command | no_color | replay | record)
+	"t_$test"
+	echo "PASS ($test)"
+	;;
+*)
+	echo "unknown test $test" >&2
+	exit 2
+	;;
+esac

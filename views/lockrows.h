@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The lock-wait table behind Locks, Callers and Tasks: the same rows
+ * (mms_query_locks grouped one way), columns chosen per view.  Each of those
+ * views is a configuration of this plus its class table.
+ */
+#ifndef MMSCOPE_VIEWS_LOCKROWS_H
+#define MMSCOPE_VIEWS_LOCKROWS_H
+
+#include "mmscope/query.h"
+#include "mmscope/view.h"
+
+enum lr_col {
+	LR_NAME,	/* the row's label: lock name, caller symbol, comm */
+	LR_TYPE,	/* lock type of the first wait */
+	LR_TID,
+	LR_PID,
+	LR_LOCK,	/* a lock this row waited on (callers, tasks) */
+	LR_COUNT,	/* contentions per second */
+	LR_WAIT,	/* wait per second */
+	LR_AVG,
+	LR_MAX,
+	LR_P99,
+	LR_SPARK,	/* wait per second over the last minute */
+};
+
+struct lockrows_cfg {
+	enum mms_group by;
+	const struct mms_column *cols;
+	const enum lr_col *kinds;
+	int nr_cols;
+	int default_sort;		/* column index */
+	enum mms_focus_kind focus;	/* what Enter drills into */
+	const char *noun;		/* "locks", "callers", "tasks" */
+};
+
+int lockrows_create(const struct lockrows_cfg *cfg, void **priv);
+void lockrows_destroy(void *priv);
+int lockrows_update(void *priv, const struct mms_view_env *env);
+void lockrows_draw(void *priv, const struct mms_view_env *env, struct mms_canvas *c, int y,
+		   int h);
+struct mms_list *lockrows_table(void *priv);
+bool lockrows_enter(void *priv, struct mms_focus *out);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A table of mm metrics (mm_metrics.h) per process or per sub-key, summed
+ * over the range: the body of the mmap_lock, VMA and rmap views.  Columns
+ * say which metric and what of it (rate, mean, max ...); the sparkline
+ * column sums chosen metrics per interval over the last minute.
+ */
+#ifndef MMSCOPE_VIEWS_MTABLE_H
+#define MMSCOPE_VIEWS_MTABLE_H
+
+#include "mmscope/view.h"
+
+#define MT_MAX_METRICS 8
+
+struct mt_metric {
+	const char *name;
+	uint32_t sub_mask;	/* sample counts when (sub & mask) == val; mask 0: any sub */
+	uint32_t sub_val;
+};
+
+enum mt_what {
+	MT_PID,
+	MT_COMM,
+	MT_SUB,		/* the sub-key's name (by_sub tables) */
+	MT_COUNT_RATE,	/* events per second */
+	MT_TOTAL_RATE,	/* summed values per second (pages/s, VMAs/s) */
+	MT_WAIT_RATE,	/* summed nanoseconds per second */
+	MT_MEAN,	/* total / count, as a number */
+	MT_AVG_TIME,
+	MT_MAX,
+	MT_MAX_TIME,
+	MT_SPARK,
+};
+
+struct mt_col {
+	enum mt_what what;
+	int metric;	/* index into metrics[] */
+};
+
+struct mtable_cfg {
+	bool by_sub;	/* rows per sub-key (folio order) instead of per process */
+	const char *(*sub_name)(uint32_t sub, char *buf, size_t len);
+	const struct mt_metric *metrics;
+	int nr_metrics;
+	const struct mms_column *cols;
+	const struct mt_col *mcols;
+	int nr_cols;
+	int default_sort;
+	uint32_t spark_metrics;	/* bit i: metric i's count goes into the sparkline */
+	bool spark_totals;	/* sum values instead of counts */
+	const char *noun;
+};
+
+struct mtable;
+
+int mtable_create(const struct mtable_cfg *cfg, struct mtable **out);
+void mtable_destroy(struct mtable *m);
+/* Switches configuration (the VMA view: measured or inferred). */
+void mtable_set_cfg(struct mtable *m, const struct mtable_cfg *cfg);
+int mtable_update(struct mtable *m, const struct mms_view_env *env);
+/* Draws the column titles and rows in [y, y + h). */
+void mtable_draw(struct mtable *m, const struct mms_view_env *env, struct mms_canvas *c, int y,
+		 int h);
+struct mms_list *mtable_table(struct mtable *m);
+/* Rows before the filter; and the stat of metric i summed over every row. */
+size_t mtable_total_rows(const struct mtable *m);
+const struct mms_stat *mtable_sum(const struct mtable *m, int metric);
+
+#endif
