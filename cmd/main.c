@@ -362,6 +362,9 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	/* getopt_long skips a "--" that directly follows the options: step back onto it. */
+	if (optind > first && optind <= argc && !strcmp(argv[optind - 1], "--"))
+		optind--;
 	/* Positional files up to "--" (getopt stopped at the first non-option). */
 	cli->files = argv + optind;
 	while (optind < argc && strcmp(argv[optind], "--")) {

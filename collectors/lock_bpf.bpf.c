@@ -1,15 +1,564 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * Lock contention aggregated in the kernel, from tp_btf/contention_begin and
+ * contention_end.
+ *
+ * contention_end runs with the lock already held, so it only pops the task's
+ * wait frame and appends a record to a per-CPU pending ring.  Everything
+ * costly happens elsewhere: contention_begin (the waiter is about to wait
+ * anyway) takes the stack, builds the key, names the lock and drains this
+ * CPU's ring into the aggregation map; user space drains every CPU once per
+ * interval by running the "drain" program there (BPF_F_TEST_RUN_ON_CPU).
+ *
+ * Per-interval deltas: records carry the generation (0/1) current when their
+ * wait ended, and land in agg0 or agg1 accordingly.  User space flips "gen",
+ * drains every CPU until none reports a half-written record, then reads and
+ * empties the old generation's map, which nothing writes to any more.
+ */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+
 #include "lock_bpf.h"
 
-__u64 nr_begin;
+#define ENOMEM 12
+#define EBUSY 16
+#define EEXIST 17
+#define barrier() asm volatile("" ::: "memory")
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
+/* Knobs, set by user space between open and load. */
+const volatile __u64 type_mask = ~0ULL;	/* bit f: contention flags value f wanted */
+const volatile bool filter_types;
+const volatile bool filter_locks;
+const volatile bool filter_tgids;
+const volatile bool filter_tids;
+
+/* Written by user space through the mmap'ed .bss. */
+__u32 gen;		/* generation new records go to */
+__u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lb_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_ring);
+} pending SEC(".maps");
+
+/*
+ * Per-CPU: a drain only ever touches its own CPU's copy, so no atomics and
+ * no torn min/max.  Not preallocated: each key costs 192 bytes per possible
+ * CPU, only paid for the keys really seen.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);	/* opts->map_entries */
+	__type(key, struct lb_key);
+	__type(value, struct lb_stat);
+} agg0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);	/* opts->map_entries */
+	__type(key, struct lb_key);
+	__type(value, struct lb_stat);
+} agg1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 8192);	/* opts->stack_entries */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
+} stacks SEC(".maps");
+
+/* Stacks whose bucket in stacks was taken by another stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);	/* opts->stack_entries / 4 */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
+} stacks2 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);	/* opts->map_entries */
+	__type(key, __u64);
+	__type(value, struct lb_lock_info);
+} lock_infos SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_lock_info);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LB_C_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Filters: present = wanted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* opts->task_entries */
+	__type(key, __u32);
+	__type(value, __u8);
+} follow_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u8);
+} follow_tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u64);
+	__type(value, __u8);
+} lock_filter SEC(".maps");
+
+extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
+
+static const struct lb_stat zero_stat;
+
+static __always_inline void count(__u32 c)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &c);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline __u32 hist_slot(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r < LB_HIST_SLOTS ? r : LB_HIST_SLOTS - 1;
+}
+
+/* Adds one record to this CPU's slot of its generation's map.  0 or -errno. */
+static __always_inline int aggregate(struct lb_pend *p)
+{
+	struct lb_stat *s;
+	__u64 d = p->delta;
+	long err;
+
+	s = p->gen ? bpf_map_lookup_elem(&agg1, &p->key) : bpf_map_lookup_elem(&agg0, &p->key);
+	if (!s) {
+		if (p->gen)
+			err = bpf_map_update_elem(&agg1, &p->key, &zero_stat, BPF_NOEXIST);
+		else
+			err = bpf_map_update_elem(&agg0, &p->key, &zero_stat, BPF_NOEXIST);
+		/*
+		 * Map lock taken further up this CPU, or the allocator's per-CPU
+		 * cache empty until its refill runs: keep the record for later.
+		 */
+		if (err == -EBUSY || err == -ENOMEM)
+			return -EBUSY;
+		s = p->gen ? bpf_map_lookup_elem(&agg1, &p->key) :
+			     bpf_map_lookup_elem(&agg0, &p->key);
+		if (!s) {
+			count(LB_C_MAP_FULL);
+			return 0;
+		}
+	}
+	if (!s->count || d < s->min)
+		s->min = d;
+	if (d > s->max)
+		s->max = d;
+	s->count++;
+	s->total += d;
+	s->hist[hist_slot(d)]++;
+	return 0;
+}
+
+struct drain_ctx {
+	__u32 busy;
+};
+
+static long drain_one(__u32 i, struct drain_ctx *c)
+{
+	__u32 zero = 0, tail;
+	struct lb_ring *r = bpf_map_lookup_elem(&pending, &zero);
+	struct lb_pend *p;
+
+	if (!r)
+		return 1;
+	tail = READ_ONCE(r->tail);
+	if (tail == READ_ONCE(r->head))
+		return 1;
+	p = &r->rec[tail & (LB_RING - 1)];
+	/* Reserved by a contention_end this drain interrupted: it finishes after us. */
+	if (!READ_ONCE(p->ready) || aggregate(p)) {
+		c->busy = 1;
+		return 1;
+	}
+	WRITE_ONCE(p->ready, 0);
+	barrier();
+	WRITE_ONCE(r->tail, tail + 1);
+	count(LB_C_DRAINED);
+	return 0;
+}
+
+/*
+ * Moves up to max of this CPU's pending records into the maps.  1 when one
+ * could not be taken (half-written, or another drain was running).
+ */
+static __always_inline int drain_cpu(struct lb_ring *r, __u32 max)
+{
+	struct drain_ctx c = { 0 };
+
+	/*
+	 * Everything sharing the ring runs on this CPU, so the only interleaving
+	 * is nesting (IRQ, NMI, the test-run IPI), which runs to completion before
+	 * the interrupted program goes on: a plain flag keeps drains from nesting.
+	 */
+	if (READ_ONCE(r->draining))
+		return 1;
+	WRITE_ONCE(r->draining, 1);
+	barrier();
+	bpf_loop(max, drain_one, &c, 0);
+	barrier();
+	WRITE_ONCE(r->draining, 0);
+	return c.busy;
+}
+
+static __always_inline bool cache_is(const char *cache, const char *want, int len)
+{
+	for (int i = 0; i < len; i++)
+		if (cache[i] != want[i])
+			return false;
+	return true;
+}
+
+static __always_inline bool try_mm(struct lb_lock_info *info, __u64 addr)
+{
+	struct mm_struct *mm = (void *)(addr - bpf_core_field_offset(struct mm_struct, mmap_lock));
+	struct task_struct *owner;
+
+	if (!bpf_core_field_exists(struct mm_struct, owner))
+		return false;
+	owner = BPF_CORE_READ(mm, owner);
+	if (!owner || BPF_CORE_READ(owner, mm) != mm)
+		return false;
+	info->kind = LB_KIND_MMAP;
+	info->owner_tgid = BPF_CORE_READ(owner, tgid);
+	bpf_probe_read_kernel_str(info->owner_comm, sizeof(info->owner_comm), &owner->comm);
+	return true;
+}
+
+static __always_inline bool try_anon_vma(struct lb_lock_info *info, __u64 addr)
+{
+	struct anon_vma *av = (void *)(addr - bpf_core_field_offset(struct anon_vma, rwsem));
+
+	/* Only a root anon_vma's rwsem is ever taken, and a root points to itself. */
+	if (BPF_CORE_READ(av, root) != av)
+		return false;
+	info->kind = LB_KIND_ANON_VMA;
+	return true;
+}
+
+static __always_inline bool try_inode(struct lb_lock_info *info, __u64 addr)
+{
+	__u64 data_off = bpf_core_field_offset(struct inode, i_data);
+	struct inode *inode = (void *)(addr - data_off -
+				       bpf_core_field_offset(struct address_space, i_mmap_rwsem));
+	struct hlist_node *first;
+	struct dentry *d;
+	int i;
+
+	if ((__u64)BPF_CORE_READ(inode, i_mapping) != (__u64)inode + data_off ||
+	    BPF_CORE_READ(inode, i_data.host) != inode)
+		return false;
+	info->kind = LB_KIND_I_MMAP;
+	info->ino = BPF_CORE_READ(inode, i_ino);
+	info->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	first = BPF_CORE_READ(inode, i_dentry.first);
+	if (!first)
+		return true;
+	d = (void *)((__u64)first - bpf_core_field_offset(struct dentry, d_u.d_alias));
+	for (i = 0; i < LB_PATH_DEPTH; i++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		const unsigned char *name;
+
+		if (!parent || parent == d) {
+			info->root = 1;
+			break;
+		}
+		name = BPF_CORE_READ(d, d_name.name);
+		bpf_probe_read_kernel_str(info->names[i], LB_NAME_LEN, name);
+		info->nr_names = i + 1;
+		d = parent;
+	}
+	if (i == LB_PATH_DEPTH && BPF_CORE_READ(d, d_parent) == d)
+		info->root = 1;
+	return true;
+}
+
+static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
+{
+	__u64 wl = bpf_core_field_offset(struct rw_semaphore, wait_lock);
+	struct kmem_cache *s;
+
+	if (!bpf_get_kmem_cache)
+		return;
+	s = bpf_get_kmem_cache(lock);
+	if (!s)
+		return;
+	info->kind = LB_KIND_SLAB;
+	bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), BPF_CORE_READ(s, name));
+	/* Each rwsem is also tried as its own wait_lock spinlock. */
+	if (cache_is(info->cache, "mm_struct", 10)) {
+		if (try_mm(info, lock))
+			return;
+		info->wait_lock = try_mm(info, lock - wl);
+	} else if (cache_is(info->cache, "anon_vma", 9)) {
+		if (try_anon_vma(info, lock))
+			return;
+		info->wait_lock = try_anon_vma(info, lock - wl);
+	} else {
+		/* Inodes live in per-filesystem caches: validate, do not match names. */
+		if (try_inode(info, lock))
+			return;
+		info->wait_lock = try_inode(info, lock - wl);
+	}
+}
+
+/* Makes sure lock_infos has a fresh entry for this lock. */
+static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 tgid)
+{
+	__u64 mm = (__u64)BPF_CORE_READ(t, mm);
+	__u64 sighand = (__u64)BPF_CORE_READ(t, sighand);
+	struct lb_lock_info *old, *info;
+	__u32 seq = READ_ONCE(iv_seq), zero = 0, kind = LB_KIND_UNKNOWN;
+
+	if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock))
+		kind = LB_KIND_MMAP;
+	else if (sighand && lock == sighand + bpf_core_field_offset(struct sighand_struct, siglock))
+		kind = LB_KIND_SIGLOCK;
+	old = bpf_map_lookup_elem(&lock_infos, &lock);
+	if (old && old->seq + 1 >= seq &&
+	    (kind == LB_KIND_UNKNOWN || (old->kind == kind && old->owner_tgid == tgid)))
+		return;
+	info = bpf_map_lookup_elem(&scratch, &zero);
+	if (!info)
+		return;
+	__builtin_memset(info, 0, sizeof(*info));
+	info->seq = seq;
+	if (kind != LB_KIND_UNKNOWN) {
+		/* The current task's own mm or signal lock: owner is its process. */
+		info->kind = kind;
+		info->owner_tgid = tgid;
+		bpf_get_current_comm(info->owner_comm, sizeof(info->owner_comm));
+	} else {
+		name_slab(info, lock);
+	}
+	bpf_map_update_elem(&lock_infos, &lock, info, BPF_ANY);
+}
+
+static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgid)
+{
+	if (filter_types && (flags >= 64 || !((type_mask >> flags) & 1)))
+		return false;
+	if (filter_locks && !bpf_map_lookup_elem(&lock_filter, &lock))
+		return false;
+	if (filter_tids && !bpf_map_lookup_elem(&follow_tids, &pid))
+		return false;
+	if (filter_tgids && !bpf_map_lookup_elem(&follow_tgids, &tgid))
+		return false;
+	return true;
+}
 
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
-	__sync_fetch_and_add(&nr_begin, 1);
+	__u64 now, id = bpf_get_current_pid_tgid(), addr = (__u64)lock;
+	__u32 pid = (__u32)id, tgid = id >> 32, zero = 0, d;
+	struct task_struct *t;
+	struct lb_ring *r;
+	struct lb_task *ts;
+	struct lb_frame *f;
+	long sid;
+
+	/* The wait starts at the tracepoint, as perf lock contention measures it. */
+	now = bpf_ktime_get_ns();
+	if (!wanted(addr, flags, pid, tgid))
+		return 0;
+	/* A bounded share: this may run with interrupts off. */
+	r = bpf_map_lookup_elem(&pending, &zero);
+	if (r && READ_ONCE(r->head) != READ_ONCE(r->tail))
+		drain_cpu(r, 32);
+
+	t = bpf_get_current_task_btf();
+	ts = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts) {
+		count(LB_C_TASK_SLOT);
+		return 0;
+	}
+	d = READ_ONCE(ts->depth);
+	if (d >= LB_MAX_DEPTH) {
+		count(LB_C_TASK_SLOT);
+		return 0;
+	}
+	/* Reserve the frame first: a nested begin (IRQ) then pushes above it. */
+	f = &ts->f[d & (LB_MAX_DEPTH - 1)];
+	WRITE_ONCE(f->key.lock, 0);
+	barrier();
+	WRITE_ONCE(ts->depth, d + 1);
+	barrier();
+
+	sid = bpf_get_stackid(ctx, &stacks, 0);
+	if (sid == -EEXIST) {
+		/*
+		 * Its bucket holds another stack.  Hashed without the first
+		 * (machinery) frame it lands in an unrelated bucket of stacks2.
+		 */
+		sid = bpf_get_stackid(ctx, &stacks2, 1);
+		if (sid >= 0)
+			sid |= LB_STACK2;
+	}
+	if (sid < 0)
+		count(LB_C_STACK);
+	f->key.stack_id = sid;
+	f->key.flags = flags;
+	f->key.pid = pid;
+	f->key.tgid = tgid;
+	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
+	name_lock(addr, t, tgid);
+	f->ts = now;
+	barrier();
+	WRITE_ONCE(f->key.lock, addr);
+	return 0;
+}
+
+/* The critical path: the lock is held now. */
+SEC("tp_btf/contention_end")
+int BPF_PROG(contention_end, void *lock, int ret)
+{
+	__u64 addr = (__u64)lock, now, start;
+	__u32 zero = 0, d, i, h;
+	struct lb_ring *r;
+	struct lb_task *ts;
+	struct lb_frame *f;
+	struct lb_pend *p;
+
+	ts = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!ts)
+		return 0;
+	d = READ_ONCE(ts->depth);
+	if (!d || d > LB_MAX_DEPTH)
+		return 0;
+	i = d - 1;
+	f = &ts->f[i & (LB_MAX_DEPTH - 1)];
+	if (READ_ONCE(f->key.lock) != addr) {
+		bool found = false;
+
+		/*
+		 * Frames above the match lost their end (this program was busy on
+		 * the CPU): drop them.  No match: a wait we did not start.
+		 */
+		for (int k = 1; k < LB_MAX_DEPTH; k++) {
+			if (k > i)
+				break;
+			f = &ts->f[(i - k) & (LB_MAX_DEPTH - 1)];
+			if (READ_ONCE(f->key.lock) == addr) {
+				i -= k;
+				found = true;
+				count(LB_C_STALE);
+				break;
+			}
+		}
+		if (!found) {
+			count(LB_C_NO_MATCH);
+			return 0;
+		}
+	}
+	now = bpf_ktime_get_ns();
+	start = f->ts;
+	r = bpf_map_lookup_elem(&pending, &zero);
+	if (!r)
+		goto pop;
+	if (now < start) {
+		count(LB_C_TIME);
+		goto pop;
+	}
+	h = READ_ONCE(r->head);
+	if (h - READ_ONCE(r->tail) >= LB_RING) {
+		count(LB_C_PENDING);
+		goto pop;
+	}
+	/* Reserve, fill, then mark ready: a drain interrupting us stops here. */
+	WRITE_ONCE(r->head, h + 1);
+	barrier();
+	p = &r->rec[h & (LB_RING - 1)];
+	p->key = f->key;
+	p->delta = now - start;
+	p->gen = READ_ONCE(gen);
+	barrier();
+	WRITE_ONCE(p->ready, 1);
+pop:
+	barrier();
+	WRITE_ONCE(ts->depth, i);
+	return 0;
+}
+
+/* Run by user space on each CPU (BPF_F_TEST_RUN_ON_CPU); returns 1 if it must retry. */
+SEC("raw_tp")
+int drain(void *ctx)
+{
+	__u32 zero = 0;
+	struct lb_ring *r = bpf_map_lookup_elem(&pending, &zero);
+
+	return r ? drain_cpu(r, LB_RING) : 0;
+}
+
+/* A launched command's children are followed too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ptgid != ctgid && bpf_map_lookup_elem(&follow_tgids, &ptgid))
+		bpf_map_update_elem(&follow_tgids, &ctgid, &one, BPF_ANY);
 	return 0;
 }
 

@@ -1,23 +1,779 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Lock contention from tp_btf programs (placeholder until the collector lands). */
+/*
+ * Lock contention from tp_btf/contention_begin + contention_end, aggregated
+ * in the kernel (lock_bpf.bpf.c explains the kernel side).  This is the
+ * user-space half: load and attach, then once per interval flip the
+ * generation, drain every CPU's pending ring, and move the old generation's
+ * aggregates into the store with names from lock_common.
+ */
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lock_bpf.h"
 #include "lock_bpf.skel.h"
+#include "lock_common.h"
 #include "mmscope/collectors.h"
+#include "mmscope/ksyms.h"
+#include "mmscope/store.h"
 
-static int lock_bpf_prepare(struct mms_source *src)
+_Static_assert(LB_HIST_SLOTS == MMS_HIST_SLOTS, "histogram slots differ");
+_Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
+
+enum { PROG_BEGIN, PROG_END, PROG_FORK, NR_LINKS };
+
+/* Raw stack id -> store stack id, valid for one store epoch. */
+struct stack_slot {
+	uint64_t epoch;		/* store epoch + 1; 0: empty */
+	uint32_t id;
+	bool skip;
+};
+
+/* Lock address -> store lock id, for one drain. */
+struct lock_slot {
+	uint64_t addr;		/* 0: empty */
+	uint32_t id;
+	bool skip;
+};
+
+struct mount_ent {
+	uint32_t dev;		/* kernel encoding: major << 20 | minor */
+	char root[256];		/* subtree of the fs mounted there */
+	char dir[512];
+};
+
+struct lb_src {
+	struct lock_bpf *skel;
+	struct bpf_link *links[NR_LINKS];
+	struct mms_lock_common *lc;
+	const struct mms_options *opts;
+	const struct mms_ksyms *ks;
+	int ncpus;			/* possible CPUs: per-CPU value stride */
+	uint32_t stack_depth;		/* frames per kernel stack */
+
+	uint64_t counters_prev[LB_C_NR];
+	uint64_t misses_prev[2];
+
+	struct stack_slot *stacks;
+	uint32_t nr_stack_slots;
+	uint64_t *ips;			/* one raw stack */
+
+	struct lock_slot *locks;
+	uint32_t nr_lock_slots;
+
+	struct lb_key *keys;		/* batch buffers */
+	struct lb_stat *vals;
+	uint32_t batch;
+
+	struct mount_ent *mounts;
+	uint32_t nr_mounts;
+	bool mounts_fresh;		/* reread at most once per drain */
+};
+
+static uint32_t roundup_pow2(uint32_t v)
 {
-	struct lock_bpf *skel = lock_bpf__open_and_load();
+	uint32_t r = 1;
 
-	if (!skel)
-		return mms_source_fail(src, -errno, "lock-bpf: load failed");
-	lock_bpf__destroy(skel);
+	while (r < v && r < (1U << 31))
+		r <<= 1;
+	return r;
+}
+
+/* The second stack map, for stacks whose bucket in the first was taken. */
+static uint32_t stacks2_entries(const struct mms_options *o)
+{
+	return o->stack_entries / 4 > 256 ? o->stack_entries / 4 : 256;
+}
+
+/* libbpf's own words on a failure, for src->why. */
+static char libbpf_msg[256];
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[256];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	/* Keep the first complaint: later ones are usually consequences. */
+	if (!libbpf_msg[0] && n)
+		snprintf(libbpf_msg, sizeof(libbpf_msg), "%s", line);
 	return 0;
+}
+
+static int lb_create(struct mms_source *src, const struct mms_options *opts)
+{
+	struct lb_src *lb = calloc(1, sizeof(*lb));
+	int err;
+
+	if (!lb)
+		return -ENOMEM;
+	src->priv = lb;
+	lb->opts = opts;
+	if (!opts->map_entries || !opts->stack_entries || !opts->task_entries)
+		return mms_source_fail(src, -EINVAL, "lock-bpf: map sizes must be at least 1 "
+				       "(--map-nr-entries, --stack-entries, --task-entries)");
+	lb->ncpus = libbpf_num_possible_cpus();
+	if (lb->ncpus <= 0)
+		return mms_source_fail(src, lb->ncpus ? lb->ncpus : -EINVAL, "lock-bpf: cannot "
+				       "count the CPUs (/sys/devices/system/cpu/possible)");
+	lb->ks = mms_collectors_ksyms();
+	err = mms_lock_common_create(opts, lb->ks, &lb->lc);
+	if (err)
+		return mms_source_fail(src, err, "lock-bpf: %s", mms_lock_common_error());
+	/* Stack ids of both stack maps, the second's after the first's. */
+	lb->nr_stack_slots = roundup_pow2(opts->stack_entries) +
+			     roundup_pow2(stacks2_entries(opts));
+	lb->stacks = calloc(lb->nr_stack_slots, sizeof(*lb->stacks));
+	lb->ips = calloc(LB_MAX_STACK, sizeof(*lb->ips));
+	if (!lb->stacks || !lb->ips)
+		return -ENOMEM;
+	return 0;
+}
+
+static int explain_load_error(struct mms_source *src, int err, const char *what)
+{
+	struct stat sb;
+
+	if (stat("/sys/kernel/btf/vmlinux", &sb))
+		return mms_source_fail(src, err, "lock-bpf: the kernel has no BTF "
+				       "(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF): tp_btf "
+				       "programs cannot load; use --source perf");
+	if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
+		return mms_source_fail(src, err, "lock-bpf: %s needs CAP_BPF and CAP_PERFMON: run "
+				       "as root, or replay a recording", what);
+	if (err == -ESRCH || err == -ENOENT)
+		return mms_source_fail(src, err, "lock-bpf: the kernel has no lock:contention_"
+				       "begin/end tracepoints in its BTF (Linux >= 5.19 needed): "
+				       "%s; use --source perf",
+				       libbpf_msg[0] ? libbpf_msg : strerror(-err));
+	if (err == -EPERM || err == -EACCES)
+		return mms_source_fail(src, err, "lock-bpf: %s refused by the kernel (%s): %s; try "
+				       "--source perf", what, strerror(-err),
+				       libbpf_msg[0] ? libbpf_msg : "lockdown or BPF LSM policy?");
+	return mms_source_fail(src, err, "lock-bpf: %s failed: %s%s%s", what, strerror(-err),
+			       libbpf_msg[0] ? ": " : "", libbpf_msg);
+}
+
+/* Sizes, knobs and filters, between open and load. */
+static int configure(struct mms_source *src, struct lb_src *lb)
+{
+	const struct mms_options *o = lb->opts;
+	struct lock_bpf *skel = lb->skel;
+	uint64_t addrs[MMS_MAX_FILTERS];
+	int err = 0;
+
+	lb->stack_depth = (o->max_stack ? o->max_stack : 8) + o->stack_skip + 16;
+	if (lb->stack_depth > LB_MAX_STACK)
+		lb->stack_depth = LB_MAX_STACK;
+	err = err ?: bpf_map__set_max_entries(skel->maps.agg0, o->map_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.agg1, o->map_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.lock_infos, o->map_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks, o->stack_entries);
+	err = err ?: bpf_map__set_value_size(skel->maps.stacks,
+					     lb->stack_depth * sizeof(uint64_t));
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2, stacks2_entries(o));
+	err = err ?: bpf_map__set_value_size(skel->maps.stacks2,
+					     lb->stack_depth * sizeof(uint64_t));
+	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
+	if (err)
+		return mms_source_fail(src, err, "lock-bpf: sizing maps failed: %s",
+				       strerror(-err));
+
+	skel->rodata->filter_types = o->nr_types > 0;
+	skel->rodata->type_mask = mms_lock_common_type_mask(lb->lc);
+	skel->rodata->filter_tids = o->nr_tids > 0;
+	skel->rodata->filter_tgids = o->pid > 0;
+	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
+	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
+								  MMS_MAX_FILTERS) > 0;
+	/* Children forked since start are followed, as perf's inherited events are. */
+	bpf_program__set_autoload(skel->progs.follow_fork, o->pid > 0 && !o->no_inherit);
+	return 0;
+}
+
+static int fill_filters(struct mms_source *src, struct lb_src *lb)
+{
+	const struct mms_options *o = lb->opts;
+	uint64_t addrs[MMS_MAX_FILTERS];
+	uint8_t one = 1;
+	int n, err = 0;
+
+	for (int i = 0; i < o->nr_tids && !err; i++) {
+		uint32_t tid = (uint32_t)o->tids[i];
+
+		err = bpf_map__update_elem(lb->skel->maps.follow_tids, &tid, sizeof(tid), &one,
+					   sizeof(one), BPF_ANY);
+	}
+	if (o->pid > 0 && !err) {
+		uint32_t tgid = (uint32_t)o->pid;
+
+		err = bpf_map__update_elem(lb->skel->maps.follow_tgids, &tgid, sizeof(tgid), &one,
+					   sizeof(one), BPF_ANY);
+	}
+	n = mms_lock_common_filter_addrs(lb->lc, addrs, MMS_MAX_FILTERS);
+	for (int i = 0; i < n && !err; i++)
+		err = bpf_map__update_elem(lb->skel->maps.lock_filter, &addrs[i], sizeof(addrs[i]),
+					   &one, sizeof(one), BPF_ANY);
+	if (err)
+		return mms_source_fail(src, err, "lock-bpf: setting up filters failed: %s",
+				       strerror(-err));
+	return 0;
+}
+
+static int attach(struct mms_source *src, struct lb_src *lb)
+{
+	struct bpf_program *progs[NR_LINKS] = {
+		lb->skel->progs.contention_begin,
+		lb->skel->progs.contention_end,
+		lb->skel->progs.follow_fork,
+	};
+
+	/* fork first, end before begin: no begin goes unfollowed or unended. */
+	for (int i = NR_LINKS - 1; i >= 0; i--) {
+		if (!bpf_program__autoload(progs[i]) || lb->links[i])
+			continue;
+		lb->links[i] = bpf_program__attach(progs[i]);
+		if (!lb->links[i]) {
+			int err = -errno;
+
+			return explain_load_error(src, err, "attaching tp_btf programs");
+		}
+	}
+	return 0;
+}
+
+static void detach(struct lb_src *lb)
+{
+	/* begin first: ends of waits already begun still find their frames. */
+	for (int i = 0; i < NR_LINKS; i++) {
+		bpf_link__destroy(lb->links[i]);
+		lb->links[i] = NULL;
+	}
+}
+
+static int lb_prepare(struct mms_source *src)
+{
+	struct lb_src *lb = src->priv;
+	libbpf_print_fn_t old;
+	int err;
+
+	if (lb->skel)
+		return 0;
+	libbpf_msg[0] = '\0';
+	old = libbpf_set_print(capture_print);
+	lb->skel = lock_bpf__open();
+	if (!lb->skel) {
+		err = explain_load_error(src, -errno, "opening the BPF object");
+		goto out;
+	}
+	err = configure(src, lb);
+	if (err)
+		goto out;
+	err = lock_bpf__load(lb->skel);
+	if (err) {
+		err = explain_load_error(src, err, "loading tp_btf programs");
+		goto out;
+	}
+	err = fill_filters(src, lb);
+	if (err)
+		goto out;
+	/* Really attach once, so `check` tells the truth; start() attaches again. */
+	err = attach(src, lb);
+	detach(lb);
+out:
+	libbpf_set_print(old);
+	if (err) {
+		lock_bpf__destroy(lb->skel);
+		lb->skel = NULL;
+	}
+	return err;
+}
+
+static int drain_cpus(struct mms_source *src, struct lb_src *lb);
+static void read_counters(struct lb_src *lb, struct mms_store *st);
+
+/* Empties a hash map nothing writes to. */
+static void clear_map(struct bpf_map *map)
+{
+	struct lb_key key;
+	int fd = bpf_map__fd(map);
+
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+}
+
+static int lb_start(struct mms_source *src)
+{
+	struct lb_src *lb = src->priv;
+	libbpf_print_fn_t old;
+	int err;
+
+	if (!lb->skel)
+		return mms_source_fail(src, -EINVAL, "lock-bpf: started before prepare");
+	/* Whatever prepare's attach test caught is not part of the session. */
+	err = drain_cpus(src, lb);
+	if (err)
+		return err;
+	clear_map(lb->skel->maps.agg0);
+	clear_map(lb->skel->maps.agg1);
+	read_counters(lb, NULL);
+	lb->skel->bss->gen = 0;
+	lb->skel->bss->iv_seq = 1;
+	libbpf_msg[0] = '\0';
+	old = libbpf_set_print(capture_print);
+	err = attach(src, lb);
+	libbpf_set_print(old);
+	if (err)
+		detach(lb);
+	return err;
+}
+
+static void lb_stop(struct mms_source *src)
+{
+	detach(src->priv);
+}
+
+/* Runs the drain program on every CPU until none has a half-written record. */
+static int drain_cpus(struct mms_source *src, struct lb_src *lb)
+{
+	int fd = bpf_program__fd(lb->skel->progs.drain);
+
+	for (int cpu = 0; cpu < lb->ncpus; cpu++) {
+		for (int tries = 0;; tries++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU,
+				    .cpu = (uint32_t)cpu);
+			int err = bpf_prog_test_run_opts(fd, &o);
+
+			if (err == -ENXIO)
+				break;	/* offline CPU */
+			if (err)
+				return mms_source_fail(src, err, "lock-bpf: draining CPU %d "
+						       "failed: %s", cpu, strerror(-err));
+			/* Busy: we interrupted a contention_end or a drain there. */
+			if (!o.retval || tries >= 1000)
+				break;
+			if (tries > 10)
+				sched_yield();
+		}
+	}
+	return 0;
+}
+
+/* Adds what was lost since the last call to st (NULL: only take the baseline). */
+static void read_counters(struct lb_src *lb, struct mms_store *st)
+{
+	static const enum mms_lost_reason reason[LB_C_NR] = {
+		[LB_C_TASK_SLOT] = MMS_LOST_TASK_SLOT,
+		[LB_C_STACK] = MMS_LOST_STACK,
+		[LB_C_TIME] = MMS_LOST_TIME,
+		[LB_C_MAP_FULL] = MMS_LOST_MAP_FULL,
+		[LB_C_PENDING] = MMS_LOST_PENDING,
+	};
+	struct bpf_program *progs[2] = { lb->skel->progs.contention_begin,
+					 lb->skel->progs.contention_end };
+	uint64_t vals[lb->ncpus];
+
+	for (uint32_t c = 0; c < LB_C_NR; c++) {
+		uint64_t sum = 0;
+
+		if (bpf_map__lookup_elem(lb->skel->maps.counters, &c, sizeof(c), vals,
+					 sizeof(vals), 0))
+			continue;
+		for (int i = 0; i < lb->ncpus; i++)
+			sum += vals[i];
+		if (st && c <= LB_C_PENDING && sum > lb->counters_prev[c])
+			mms_store_add_lost(st, reason[c], sum - lb->counters_prev[c]);
+		lb->counters_prev[c] = sum;
+	}
+	/*
+	 * A program the kernel skipped because it was already running on that
+	 * CPU (an IRQ's contention during ours): a wait never begun or ended.
+	 */
+	for (int i = 0; i < 2; i++) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			continue;
+		if (st && info.recursion_misses > lb->misses_prev[i])
+			mms_store_add_lost(st, MMS_LOST_TIME,
+					   info.recursion_misses - lb->misses_prev[i]);
+		lb->misses_prev[i] = info.recursion_misses;
+	}
+}
+
+/*
+ * How many leading frames belong to the tracing machinery (the JITed
+ * program, bpf_trace_run2 ...) rather than to the kernel's lock code.  The
+ * tracepoints fire inside the lock primitives, so everything above the
+ * first lock frame is machinery; without kallsyms nothing can be told.
+ */
+static uint32_t machinery_frames(const struct lb_src *lb, const uint64_t *ips, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr && i < 8; i++)
+		if (mms_ksyms_is_lock_func(lb->ks, ips[i]))
+			return i;
+	return 0;
+}
+
+static int resolve_stack(struct lb_src *lb, struct mms_store *st, int32_t sid, uint32_t *id)
+{
+	uint64_t epoch = mms_store_epoch(st) + 1;
+	struct bpf_map *map = lb->skel->maps.stacks;
+	struct stack_slot *slot;
+	uint32_t nr = 0, first, slot_nr = (uint32_t)sid;
+	int err;
+
+	*id = 0;
+	if (sid < 0)
+		return 0;
+	if (sid & LB_STACK2) {
+		/* Second map's ids go after the first map's in the cache. */
+		map = lb->skel->maps.stacks2;
+		sid &= ~LB_STACK2;
+		slot_nr = roundup_pow2(lb->opts->stack_entries) + (uint32_t)sid;
+	}
+	if (slot_nr >= lb->nr_stack_slots)
+		return 0;
+	slot = &lb->stacks[slot_nr];
+	if (slot->epoch == epoch) {
+		*id = slot->id;
+		return slot->skip ? MMS_LC_SKIP : 0;
+	}
+	if (bpf_map__lookup_elem(map, &sid, sizeof(sid), lb->ips,
+				 lb->stack_depth * sizeof(uint64_t), 0))
+		return 0;	/* gone: the wait still counts, without a stack */
+	while (nr < lb->stack_depth && lb->ips[nr])
+		nr++;
+	first = machinery_frames(lb, lb->ips, nr);
+	err = mms_lock_common_stack(lb->lc, st, lb->ips + first, nr - first, id);
+	if (err < 0)
+		return err;
+	slot->epoch = epoch;
+	slot->id = *id;
+	slot->skip = err == MMS_LC_SKIP;
+	return err;
+}
+
+static int load_mounts(struct lb_src *lb)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[2 * PATH_MAX];
+	uint32_t cap = 0;
+
+	lb->nr_mounts = 0;
+	lb->mounts_fresh = true;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int major, minor;
+		struct mount_ent *m;
+
+		if (lb->nr_mounts == cap) {
+			uint32_t ncap = cap ? cap * 2 : 64;
+			struct mount_ent *p = realloc(lb->mounts, ncap * sizeof(*p));
+
+			if (!p)
+				break;
+			lb->mounts = p;
+			cap = ncap;
+		}
+		m = &lb->mounts[lb->nr_mounts];
+		/* Longer roots or directories than the fields hold: skip the mount. */
+		if (sscanf(line, "%*u %*u %u:%u %255s %511s", &major, &minor, m->root,
+			   m->dir) != 4 || strlen(m->root) >= sizeof(m->root) - 1 ||
+		    strlen(m->dir) >= sizeof(m->dir) - 1)
+			continue;
+		m->dev = major << 20 | minor;
+		lb->nr_mounts++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Where the dentry path inside a filesystem shows up: the mount whose subtree holds it. */
+static const struct mount_ent *find_mount(struct lb_src *lb, uint32_t dev, const char *path)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < lb->nr_mounts; i++) {
+			const struct mount_ent *m = &lb->mounts[i];
+			size_t len = strlen(m->root);
+
+			if (m->dev != dev)
+				continue;
+			if (!strcmp(m->root, "/") ||
+			    (!strncmp(path, m->root, len) && (path[len] == '/' || !path[len])))
+				return m;
+		}
+		if (lb->mounts_fresh || load_mounts(lb))
+			break;
+	}
+	return NULL;
+}
+
+/* "/usr/lib/x86_64-linux-gnu/libc.so.6", ".../lib/libc.so.6", or "ino 1234 on 8:1". */
+static void file_name(struct lb_src *lb, const struct lb_lock_info *li, char *buf, size_t len)
+{
+	char path[PATH_MAX] = "";
+	const struct mount_ent *m;
+	size_t used = 0;
+	int nr = li->nr_names < LB_PATH_DEPTH ? li->nr_names : LB_PATH_DEPTH;
+
+	if (!nr) {
+		snprintf(buf, len, "ino %llu on %u:%u", (unsigned long long)li->ino,
+			 li->dev >> 20, li->dev & 0xfffff);
+		return;
+	}
+	for (int i = nr - 1; i >= 0 && used < sizeof(path); i--)
+		used += (size_t)snprintf(path + used, sizeof(path) - used, "/%.*s", LB_NAME_LEN,
+					 li->names[i]);
+	if (!li->root) {
+		snprintf(buf, len, "...%s", path);
+		return;
+	}
+	m = find_mount(lb, li->dev, path);
+	if (!m) {
+		snprintf(buf, len, "%s (on %u:%u)", path, li->dev >> 20, li->dev & 0xfffff);
+		return;
+	}
+	if (strcmp(m->root, "/"))
+		memmove(path, path + strlen(m->root), strlen(path + strlen(m->root)) + 1);
+	snprintf(buf, len, "%s%s", strcmp(m->dir, "/") ? m->dir : "", path[0] ? path : "/");
+}
+
+static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, uint32_t *id)
+{
+	uint32_t mask = lb->nr_lock_slots - 1;
+	struct mms_lock_hint h = { .addr = addr };
+	struct lb_lock_info li;
+	struct lock_slot *slot;
+	char detail[PATH_MAX + 32], comm[LB_COMM_LEN + 1];
+	int err;
+
+	for (uint32_t i = (uint32_t)(addr >> 3) * 2654435761U & mask;; i = (i + 1) & mask) {
+		slot = &lb->locks[i];
+		if (!slot->addr)
+			break;
+		if (slot->addr == addr) {
+			*id = slot->id;
+			return slot->skip ? MMS_LC_SKIP : 0;
+		}
+	}
+	if (!bpf_map__lookup_elem(lb->skel->maps.lock_infos, &addr, sizeof(addr), &li,
+				  sizeof(li), 0)) {
+		h.kind = li.kind;
+		h.wait_lock = li.wait_lock;
+		h.owner_tgid = li.owner_tgid;
+		memcpy(comm, li.owner_comm, LB_COMM_LEN);
+		comm[LB_COMM_LEN] = '\0';
+		h.owner_comm = comm;
+		li.cache[LB_CACHE_LEN - 1] = '\0';
+		if (li.kind == LB_KIND_SLAB) {
+			h.detail = li.cache;
+		} else if (li.kind == LB_KIND_I_MMAP) {
+			file_name(lb, &li, detail, sizeof(detail));
+			h.detail = detail;
+		}
+	}
+	err = mms_lock_common_lock(lb->lc, st, &h, id);
+	if (err < 0)
+		return err;
+	slot->addr = addr;
+	slot->id = *id;
+	slot->skip = err == MMS_LC_SKIP;
+	return err;
+}
+
+static void sum_stat(const struct lb_src *lb, const struct lb_stat *v, struct mms_stat *out)
+{
+	mms_stat_init(out);
+	for (int c = 0; c < lb->ncpus; c++) {
+		const struct lb_stat *s = &v[c];
+
+		if (!s->count)
+			continue;
+		if (!out->count || s->min < out->min)
+			out->min = s->min;
+		if (s->max > out->max)
+			out->max = s->max;
+		out->count += s->count;
+		out->total += s->total;
+		for (int i = 0; i < MMS_HIST_SLOTS; i++)
+			out->hist[i] += s->hist[i];
+	}
+}
+
+static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key *k,
+		   const struct lb_stat *v)
+{
+	struct mms_lock_sample s = { .flags = k->flags };
+	char comm[LB_COMM_LEN + 1];
+	int err;
+
+	/*
+	 * -p / --tid / -Y were applied in the kernel (where a short-lived child
+	 * of a launched command was still known); only -L names and -S remain.
+	 */
+	sum_stat(lb, v, &s.wait);
+	if (!s.wait.count)
+		return 0;
+	err = resolve_stack(lb, st, k->stack_id, &s.stack_id);
+	if (err)
+		return err < 0 ? err : 0;
+	err = resolve_lock(lb, st, k->lock, &s.lock_id);
+	if (err)
+		return err < 0 ? err : 0;
+	memcpy(comm, k->comm, LB_COMM_LEN);
+	comm[LB_COMM_LEN] = '\0';
+	s.task_id = mms_store_task(st, k->pid, k->tgid, comm);
+	if (!s.task_id)
+		return -ENOMEM;
+	return mms_lock_common_add(lb->lc, st, &s);
+}
+
+static int grow_batch(struct lb_src *lb, uint32_t n)
+{
+	struct lb_key *k = realloc(lb->keys, n * sizeof(*k));
+	struct lb_stat *v;
+
+	if (!k)
+		return -ENOMEM;
+	lb->keys = k;
+	v = realloc(lb->vals, (size_t)n * lb->ncpus * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	lb->vals = v;
+	lb->batch = n;
+	return 0;
+}
+
+static int grow_lock_slots(struct lb_src *lb, uint32_t want)
+{
+	uint32_t n = roundup_pow2(want * 2 > 256 ? want * 2 : 256);
+
+	if (n > lb->nr_lock_slots) {
+		struct lock_slot *p = realloc(lb->locks, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		lb->locks = p;
+		lb->nr_lock_slots = n;
+	}
+	memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
+	return 0;
+}
+
+/* Reads and empties one generation's map (nothing writes to it now). */
+static int take_generation(struct mms_source *src, struct lb_src *lb, struct mms_store *st,
+			   struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	uint32_t in = 0, out = 0;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!lb->batch && grow_batch(lb, 1024))
+		return -ENOMEM;
+	/* Lock names are looked up once per drain; size the cache for the map. */
+	if (grow_lock_slots(lb, bpf_map__max_entries(map) < 4096 ? bpf_map__max_entries(map) :
+			    4096))
+		return -ENOMEM;
+	while (!done) {
+		uint32_t n = lb->batch;
+
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, lb->keys,
+						      lb->vals, &n, NULL);
+		if (err == -ENOSPC && lb->batch < (1U << 20)) {
+			/* A bucket holds more keys than the buffer: grow, retry. */
+			if (grow_batch(lb, lb->batch * 2))
+				return -ENOMEM;
+			continue;
+		}
+		if (err && err != -ENOENT)
+			return mms_source_fail(src, err, "lock-bpf: reading the aggregation map "
+					       "failed: %s", strerror(-err));
+		done = err == -ENOENT;
+		for (uint32_t i = 0; i < n; i++) {
+			int e = add_key(lb, st, &lb->keys[i], &lb->vals[(size_t)i * lb->ncpus]);
+
+			/* -ENOSPC: the store counted the row it could not keep. */
+			if (e && e != -ENOSPC)
+				return mms_source_fail(src, e, "lock-bpf: adding to the store "
+						       "failed: %s", strerror(-e));
+		}
+		in = out;
+		first = false;
+	}
+	return 0;
+}
+
+static int lb_drain(struct mms_source *src, struct mms_store *st)
+{
+	struct lb_src *lb = src->priv;
+	uint32_t old;
+	int err;
+
+	if (!lb->skel)
+		return 0;
+	old = lb->skel->bss->gen & 1;
+	__atomic_store_n(&lb->skel->bss->gen, !old, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lb->skel->bss->iv_seq, lb->skel->bss->iv_seq + 1, __ATOMIC_SEQ_CST);
+	/*
+	 * After this every record of the old generation sits in its map: the
+	 * test run on each CPU is an IPI there, ordered after the flip.
+	 */
+	err = drain_cpus(src, lb);
+	if (err)
+		return err;
+	lb->mounts_fresh = false;
+	err = take_generation(src, lb, st, old ? lb->skel->maps.agg1 : lb->skel->maps.agg0);
+	if (err)
+		return err;
+	read_counters(lb, st);
+	return 0;
+}
+
+static void lb_destroy(struct mms_source *src)
+{
+	struct lb_src *lb = src->priv;
+
+	if (!lb)
+		return;
+	detach(lb);
+	lock_bpf__destroy(lb->skel);
+	mms_lock_common_destroy(lb->lc);
+	free(lb->stacks);
+	free(lb->ips);
+	free(lb->locks);
+	free(lb->keys);
+	free(lb->vals);
+	free(lb->mounts);
+	free(lb);
+	src->priv = NULL;
 }
 
 const struct mms_source_ops mms_lock_bpf_ops = {
 	.name = "lock-bpf",
 	.backend = "bpf",
 	.family = MMS_FAM_LOCK,
-	.prepare = lock_bpf_prepare,
+	.create = lb_create,
+	.prepare = lb_prepare,
+	.start = lb_start,
+	.drain = lb_drain,
+	.stop = lb_stop,
+	.destroy = lb_destroy,
 };

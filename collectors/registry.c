@@ -15,6 +15,26 @@
 
 static const struct mms_source_ops *const lock_chain[] = {
 	&mms_lock_bpf_ops,
+	&mms_lock_perf_ops,
+	NULL,
+};
+
+static const struct mms_source_ops *const mmap_lock_chain[] = {
+	&mms_mmap_hold_bpf_ops,
+	NULL,
+};
+
+static const struct mms_source_ops *const vma_chain[] = {
+	&mms_vma_tp_ops,
+	&mms_vma_fentry_ops,
+	&mms_vma_inferred_ops,
+	NULL,
+};
+
+static const struct mms_source_ops *const rmap_chain[] = {
+	&mms_rmap_tp_ops,
+	&mms_rmap_fentry_ops,
+	&mms_rmap_stock_ops,
 	NULL,
 };
 
@@ -25,6 +45,12 @@ const struct mms_source_ops *const *mms_collectors_chain(enum mms_metric_family 
 	switch (f) {
 	case MMS_FAM_LOCK:
 		return lock_chain;
+	case MMS_FAM_MMAP_LOCK:
+		return mmap_lock_chain;
+	case MMS_FAM_VMA:
+		return vma_chain;
+	case MMS_FAM_RMAP:
+		return rmap_chain;
 	default:
 		return empty_chain;
 	}
@@ -32,6 +58,14 @@ const struct mms_source_ops *const *mms_collectors_chain(enum mms_metric_family 
 
 static const struct mms_source_ops *const all[] = {
 	&mms_lock_bpf_ops,
+	&mms_lock_perf_ops,
+	&mms_mmap_hold_bpf_ops,
+	&mms_vma_tp_ops,
+	&mms_vma_fentry_ops,
+	&mms_vma_inferred_ops,
+	&mms_rmap_tp_ops,
+	&mms_rmap_fentry_ops,
+	&mms_rmap_stock_ops,
 	NULL,
 };
 

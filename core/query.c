@@ -202,7 +202,8 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 		out->rows[w++] = out->rows[r];
 	}
 	out->nr = w;
-	mms_rows_sort(out, q->sort, q->ascending);
+	if (!q->no_sort)
+		mms_rows_sort(out, q->sort, q->ascending);
 	return 0;
 }
 

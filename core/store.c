@@ -491,6 +491,28 @@ void mms_store_abort(struct mms_store *st)
 	st->b.iv.n_locks = st->b.iv.n_metrics = 0;
 }
 
+void mms_store_reset(struct mms_store *st, uint64_t next_seq)
+{
+	for (uint32_t i = 0; i < st->count; i++)
+		interval_free(st->ring[(st->head + i) % st->opts.window]);
+	memset(st->ring, 0, st->opts.window * sizeof(*st->ring));
+	st->head = st->count = 0;
+	st->iv_bytes = 0;
+	/* What precedes next_seq is, as far as views can tell, history that fell out. */
+	st->evicted = next_seq;
+	st->next_seq = next_seq;
+	for (int i = 0; i < MMS_TAB_NR; i++) {
+		mms_intern_finish(&st->tab[i]);
+		mms_intern_init(&st->tab[i]);
+	}
+	free(st->stacks);
+	st->stacks = NULL;
+	st->nr_stacks = 0;
+	st->sweep_at = 4096;
+	builder_reset(&st->b);
+	st->epoch++;
+}
+
 uint32_t mms_store_count(const struct mms_store *st)
 {
 	return st->count;

@@ -65,6 +65,7 @@ struct mms_query {
 	uint64_t lock_id;	/* only this lock (0: all) */
 	uint32_t tgid;		/* only this process (0: all) */
 	uint32_t stack_skip;	/* frames to skip before the caller; see mms_caller_ip */
+	bool no_sort;		/* rows in first-seen order: for callers that sort them anyway */
 };
 
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out);

@@ -132,6 +132,13 @@ void mms_store_add_lost(struct mms_store *st, enum mms_lost_reason r, uint64_t n
 int mms_store_commit(struct mms_store *st, uint64_t dur_ns, uint32_t flags);
 void mms_store_abort(struct mms_store *st);
 
+/*
+ * Drops every interval, the open builder and every interned entry (ids start
+ * again at 1; the epoch is bumped); the next interval gets seq next_seq.
+ * Replay seeks with it.  Pointers from the store are invalid afterwards.
+ */
+void mms_store_reset(struct mms_store *st, uint64_t next_seq);
+
 /* Committed history, oldest first: index 0 .. count-1. */
 uint32_t mms_store_count(const struct mms_store *st);
 const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx);

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `mmscope info FILE`: what a recording holds (header, time span, sources,
+ * rows, lost events) and whether it is whole: complete, unfinished (the
+ * recorder was killed: every whole interval is still there) or damaged
+ * (reading stopped at a bad block).  Plain text, or --json.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "mmscope/format.h"
+#include "mmscope/recording.h"
+
+static const char *const fam_key[MMS_FAM_NR] = {
+	[MMS_FAM_LOCK] = "lock",
+	[MMS_FAM_MMAP_LOCK] = "mmap_lock",
+	[MMS_FAM_VMA] = "vma",
+	[MMS_FAM_RMAP] = "rmap",
+};
+
+static const char *const tab_name[MMS_TAB_NR] = {
+	[MMS_TAB_STR] = "strings",
+	[MMS_TAB_STACK] = "stacks",
+	[MMS_TAB_TASK] = "tasks",
+	[MMS_TAB_LOCK] = "locks",
+};
+
+static void fmt_when(char *buf, size_t len, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+	char a[32], z[8];
+
+	if (!ns || !localtime_r(&t, &tm)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", &tm);
+	strftime(z, sizeof(z), "%z", &tm);
+	snprintf(buf, len, "%s.%03u %s", a, (unsigned int)(ns / 1000000 % 1000), z);
+}
+
+static double span_s(const struct mms_rec_info *in)
+{
+	return in->intervals && in->end_ns > in->first_ns ?
+	       (double)(in->end_ns - in->first_ns) / 1e9 : 0;
+}
+
+static void print_status(const struct mms_rec_info *in)
+{
+	if (in->damaged)
+		printf("status      damaged: %s\n"
+		       "            %u intervals before it are readable; %llu bytes from byte "
+		       "%llu on are not\n", in->damage, in->intervals,
+		       (unsigned long long)(in->file_bytes - in->good_bytes),
+		       (unsigned long long)in->good_bytes);
+	else if (!in->closed)
+		printf("status      unfinished: no end block (the recorder was killed or crashed);"
+		       " all %u whole intervals are readable\n", in->intervals);
+	else
+		printf("status      complete\n");
+	if (in->end_reason[0])
+		printf("stopped     %s\n", in->end_reason);
+}
+
+static void print_text(const char *path, const struct mms_rec_info *in)
+{
+	char when[64], end[64], size[32], raw[32];
+	uint64_t lost = 0;
+	const char *o;
+
+	printf("recording   %s\n", path);
+	printf("format      %u.%u, written by %s\n", in->major, in->minor,
+	       in->tool[0] ? in->tool : "an unknown tool");
+	print_status(in);
+	printf("host        %s (kernel %s)\n", in->host, in->kernel);
+	printf("command     %s\n", in->cmdline);
+	printf("target      %s\n", in->target);
+	fmt_when(when, sizeof(when), in->start_ns);
+	printf("started     %s\n", when);
+	fmt_when(end, sizeof(end), in->end_ns);
+	printf("duration    %.2f s in %u intervals of %u ms, until %s\n", span_s(in),
+	       in->intervals, in->interval_ms, in->intervals ? end : "-");
+	printf("rows        %llu lock wait, %llu metric\n", (unsigned long long)in->lock_rows,
+	       (unsigned long long)in->metric_rows);
+	for (int r = 0; r < MMS_LOST_NR; r++)
+		lost += in->lost[r];
+	printf("lost        %llu events", (unsigned long long)lost);
+	for (int r = 0, n = 0; r < MMS_LOST_NR; r++)
+		if (in->lost[r])
+			printf("%s%s %llu", n++ ? ", " : ": ", mms_lost_reason_name(r),
+			       (unsigned long long)in->lost[r]);
+	printf("\n");
+	if (in->target_exited)
+		printf("target      exited during the recording\n");
+	for (int f = 0; f < MMS_FAM_NR; f++) {
+		const struct mms_rec_family *fs = &in->fam[f];
+
+		printf("%-11s %s: ", f ? "" : "sources", mms_family_name(f));
+		if (fs->source[0])
+			printf("%s (%s)\n", fs->source, fs->backend);
+		else
+			printf("none: %s\n", fs->why[0] ? fs->why : "not recorded");
+	}
+	printf("defined     %llu strings, %llu stacks, %llu tasks, %llu locks",
+	       (unsigned long long)in->defs[MMS_TAB_STR],
+	       (unsigned long long)in->defs[MMS_TAB_STACK],
+	       (unsigned long long)in->defs[MMS_TAB_TASK],
+	       (unsigned long long)in->defs[MMS_TAB_LOCK]);
+	if (in->dangling)
+		printf("; %llu references to undefined ones", (unsigned long long)in->dangling);
+	printf("\n");
+	mms_fmt_bytes(size, sizeof(size), in->file_bytes);
+	mms_fmt_bytes(raw, sizeof(raw), in->raw_bytes);
+	printf("size        %s (%llu bytes; %s uncompressed), %u blocks", size,
+	       (unsigned long long)in->file_bytes, raw, in->blocks);
+	if (in->unknown_blocks)
+		printf(", %u of types this mmscope does not know (skipped)", in->unknown_blocks);
+	printf("\n");
+	if (in->flags & MMS_REC_F_HIDE_ADDRS)
+		printf("addresses   hidden (--hide-addrs): kernel addresses are hashes\n");
+	o = in->options;
+	for (int first = 1; *o; first = 0) {
+		const char *nl = strchr(o, '\n');
+		int n = nl ? (int)(nl - o) : (int)strlen(o);
+
+		printf("%-11s %.*s\n", first ? "options" : "", n, o);
+		o += n + (nl ? 1 : 0);
+	}
+}
+
+static void json_str(const char *key, const char *v, bool comma)
+{
+	char buf[4096];
+
+	mms_fmt_json_str(buf, sizeof(buf), v);
+	printf("  \"%s\": \"%s\"%s\n", key, buf, comma ? "," : "");
+}
+
+static void json_u64(const char *key, uint64_t v)
+{
+	printf("  \"%s\": %llu,\n", key, (unsigned long long)v);
+}
+
+static void json_options(const char *opts)
+{
+	const char *o = opts;
+	bool first = true;
+
+	printf("  \"options\": {");
+	while (*o) {
+		const char *nl = strchr(o, '\n'), *eq;
+		size_t n = nl ? (size_t)(nl - o) : strlen(o);
+		char line[512], k[512], v[1024];
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, o);
+		o += n + (nl ? 1 : 0);
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		line[eq - line] = 0;
+		mms_fmt_json_str(k, sizeof(k), line);
+		mms_fmt_json_str(v, sizeof(v), eq + 1);
+		printf("%s\"%s\": \"%s\"", first ? "" : ", ", k, v);
+		first = false;
+	}
+	printf("}\n");
+}
+
+static void print_json(const char *path, const struct mms_rec_info *in)
+{
+	char ver[16];
+
+	snprintf(ver, sizeof(ver), "%u.%u", in->major, in->minor);
+	printf("{\n");
+	json_str("file", path, true);
+	json_str("format", ver, true);
+	json_str("tool", in->tool, true);
+	printf("  \"complete\": %s,\n", in->closed && !in->damaged ? "true" : "false");
+	printf("  \"closed\": %s,\n", in->closed ? "true" : "false");
+	json_str("end_reason", in->end_reason, true);
+	printf("  \"damaged\": %s,\n", in->damaged ? "true" : "false");
+	json_u64("damaged_at", in->damaged ? in->damaged_at : 0);
+	json_str("damage", in->damage, true);
+	json_str("host", in->host, true);
+	json_str("kernel", in->kernel, true);
+	json_str("cmdline", in->cmdline, true);
+	json_str("target", in->target, true);
+	json_u64("start_ns", in->start_ns);
+	json_u64("first_ns", in->first_ns);
+	json_u64("end_ns", in->end_ns);
+	printf("  \"duration_s\": %.3f,\n", span_s(in));
+	json_u64("intervals", in->intervals);
+	json_u64("interval_ms", in->interval_ms);
+	json_u64("lock_rows", in->lock_rows);
+	json_u64("metric_rows", in->metric_rows);
+	json_u64("target_exited", in->target_exited);
+	printf("  \"lost\": {");
+	for (int r = 0; r < MMS_LOST_NR; r++)
+		printf("%s\"%s\": %llu", r ? ", " : "", mms_lost_reason_name(r),
+		       (unsigned long long)in->lost[r]);
+	printf("},\n  \"sources\": {\n");
+	for (int f = 0; f < MMS_FAM_NR; f++) {
+		char s[128], b[64], w[1024];
+
+		mms_fmt_json_str(s, sizeof(s), in->fam[f].source);
+		mms_fmt_json_str(b, sizeof(b), in->fam[f].backend);
+		mms_fmt_json_str(w, sizeof(w), in->fam[f].why);
+		printf("    \"%s\": {\"source\": \"%s\", \"backend\": \"%s\", \"why\": \"%s\"}%s\n",
+		       fam_key[f], s, b, w, f + 1 < MMS_FAM_NR ? "," : "");
+	}
+	printf("  },\n  \"defined\": {");
+	for (int t = 0; t < MMS_TAB_NR; t++)
+		printf("%s\"%s\": %llu", t ? ", " : "", tab_name[t],
+		       (unsigned long long)in->defs[t]);
+	printf("},\n");
+	json_u64("dangling", in->dangling);
+	json_u64("file_bytes", in->file_bytes);
+	json_u64("good_bytes", in->good_bytes);
+	json_u64("raw_bytes", in->raw_bytes);
+	json_u64("blocks", in->blocks);
+	json_u64("unknown_blocks", in->unknown_blocks);
+	printf("  \"hide_addrs\": %s,\n", in->flags & MMS_REC_F_HIDE_ADDRS ? "true" : "false");
+	json_options(in->options);
+	printf("}\n");
+}
+
+int mms_cmd_info(struct mms_cli *cli)
+{
+	struct mms_recording *rec;
+	char err[512];
+	int e;
+
+	e = mms_recording_open(cli->files[0], &rec, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "mmscope: %s\n", err);
+		return MMS_EXIT_FAIL;
+	}
+	if (cli->fmt == MMS_OUT_JSON)
+		print_json(cli->files[0], mms_recording_info(rec));
+	else
+		print_text(cli->files[0], mms_recording_info(rec));
+	mms_recording_close(rec);
+	return MMS_EXIT_OK;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Byte-level helpers of the recording format (see rec_format.h, docs/FORMAT.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "rec_format.h"
+
+void rec_buf_free(struct rec_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+uint8_t *rec_buf_reserve(struct rec_buf *b, size_t n)
+{
+	if (b->oom)
+		return NULL;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	return b->p + b->len;
+}
+
+void rec_put(struct rec_buf *b, const void *p, size_t n)
+{
+	uint8_t *d = rec_buf_reserve(b, n);
+
+	if (!d)
+		return;
+	if (n)
+		memcpy(d, p, n);
+	b->len += n;
+}
+
+void rec_put_u16(struct rec_buf *b, uint16_t v)
+{
+	uint8_t x[2];
+
+	rec_le16(x, v);
+	rec_put(b, x, sizeof(x));
+}
+
+void rec_put_u32(struct rec_buf *b, uint32_t v)
+{
+	uint8_t x[4];
+
+	rec_le32(x, v);
+	rec_put(b, x, sizeof(x));
+}
+
+void rec_put_u64(struct rec_buf *b, uint64_t v)
+{
+	rec_put_u32(b, (uint32_t)v);
+	rec_put_u32(b, (uint32_t)(v >> 32));
+}
+
+void rec_put_field(struct rec_buf *b, uint16_t tag, const void *p, size_t n)
+{
+	rec_put_u16(b, tag);
+	rec_put_u16(b, 0);
+	rec_put_u32(b, (uint32_t)n);
+	rec_put(b, p, n);
+}
+
+void rec_put_field_str(struct rec_buf *b, uint16_t tag, const char *s)
+{
+	rec_put_field(b, tag, s ? s : "", s ? strlen(s) : 0);
+}
+
+const uint8_t *rec_get(struct rec_cur *c, size_t n)
+{
+	const uint8_t *p;
+
+	if (c->bad || n > c->len - c->off) {
+		c->bad = true;
+		return NULL;
+	}
+	p = c->p + c->off;
+	c->off += n;
+	return p;
+}
+
+uint16_t rec_get_u16(struct rec_cur *c)
+{
+	const uint8_t *p = rec_get(c, 2);
+
+	return p ? rec_rd16(p) : 0;
+}
+
+uint32_t rec_get_u32(struct rec_cur *c)
+{
+	const uint8_t *p = rec_get(c, 4);
+
+	return p ? rec_rd32(p) : 0;
+}
+
+uint64_t rec_get_u64(struct rec_cur *c)
+{
+	const uint8_t *p = rec_get(c, 8);
+
+	return p ? rec_rd64(p) : 0;
+}
+
+uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t n)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	crc = crc32(crc, hdr, 12);
+	if (n)
+		crc = crc32(crc, payload, (uInt)n);
+	return (uint32_t)crc;
+}
+
+/* ---- id maps ---- */
+
+uint32_t rec_idmap_get(const struct idmap *m, uint32_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (uint32_t i = (k * 2654435761U) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == k)
+			return m->vals[i];
+	return 0;
+}
+
+static int rec_idmap_grow(struct idmap *m)
+{
+	struct idmap n = { .cap = m->cap ? m->cap * 2 : 64 };
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < m->cap; i++) {
+		uint32_t j;
+
+		if (!m->keys[i])
+			continue;
+		for (j = (m->keys[i] * 2654435761U) & (n.cap - 1); n.keys[j]; j = (j + 1) & (n.cap - 1))
+			;
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.nr++;
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+/* 1: replaced an entry, 0: added one, -ENOMEM. */
+int rec_idmap_put(struct idmap *m, uint32_t k, uint32_t v)
+{
+	uint32_t i;
+
+	if ((m->nr + 1) * 2 > m->cap && rec_idmap_grow(m))
+		return -ENOMEM;
+	for (i = (k * 2654435761U) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == k) {
+			m->vals[i] = v;
+			return 1;
+		}
+	m->keys[i] = k;
+	m->vals[i] = v;
+	m->nr++;
+	return 0;
+}
+
+void rec_idmap_clear(struct idmap *m)
+{
+	if (m->cap)
+		memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	m->nr = 0;
+}
+
+void rec_idmap_free(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}

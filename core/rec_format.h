@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The recording format's constants and byte-level helpers, shared by the
+ * recorder and the reader (private to core/).  docs/FORMAT.md is the
+ * specification; keep the two in step.
+ */
+#ifndef MMSCOPE_CORE_REC_FORMAT_H
+#define MMSCOPE_CORE_REC_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REC_MAGIC "\x89MMSCOPE"
+#define REC_MAGIC_LEN 8
+#define REC_FILE_HDR 16		/* magic, u16 major, u16 minor, u32 header size */
+#define REC_BLOCK_HDR 16	/* u16 type, u16 flags, u32 stored, u32 raw, u32 crc */
+/* Largest payload either way: bounds what a damaged or hostile file costs. */
+#define REC_MAX_PAYLOAD (32U << 20)
+#define REC_MAX_STR 4096
+#define REC_MAX_STACK 1024
+#define REC_MAX_HIST 256
+#define REC_MAX_LOST 64
+
+enum rec_block_type {
+	REC_B_HEADER = 1,
+	REC_B_STRINGS = 2,
+	REC_B_STACKS = 3,
+	REC_B_TASKS = 4,
+	REC_B_LOCKS = 5,
+	REC_B_INTERVAL = 6,
+	REC_B_END = 7,
+};
+
+enum rec_block_flags {
+	REC_BF_ZSTD = 1U << 0,	/* payload is one zstd frame of raw bytes */
+};
+#define REC_BF_KNOWN REC_BF_ZSTD
+
+/* HEADER fields (tag, length, value). */
+enum rec_header_tag {
+	REC_H_TOOL = 1,
+	REC_H_HOST = 2,
+	REC_H_KERNEL = 3,
+	REC_H_START_NS = 4,
+	REC_H_ARGV = 5,
+	REC_H_TARGET = 6,
+	REC_H_INTERVAL_MS = 7,
+	REC_H_FLAGS = 8,
+	REC_H_OPTIONS = 9,
+	REC_H_FAMILY = 10,
+};
+
+/* END fields. */
+enum rec_end_tag {
+	REC_E_INTERVALS = 1,
+	REC_E_REASON = 2,
+	REC_E_END_NS = 3,
+};
+
+/* Fixed record sizes as this version writes them (readers accept larger). */
+#define REC_TASK_SIZE 16	/* id, tid, tgid, comm */
+#define REC_LOCK_SIZE 32	/* id, kind, addr, name, detail, owner tgid, owner comm */
+#define REC_STAT_FIXED 32	/* count, total, min, max */
+#define REC_LOCK_KEY 16		/* lock, stack, task, flags */
+#define REC_METRIC_KEY 12	/* proc, metric, sub */
+
+/* Growable output buffer; oom sticks so callers check once at the end. */
+struct rec_buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void rec_buf_free(struct rec_buf *b);
+/* Makes room for n more bytes; returns the write position or NULL. */
+uint8_t *rec_buf_reserve(struct rec_buf *b, size_t n);
+void rec_put(struct rec_buf *b, const void *p, size_t n);
+void rec_put_u16(struct rec_buf *b, uint16_t v);
+void rec_put_u32(struct rec_buf *b, uint32_t v);
+void rec_put_u64(struct rec_buf *b, uint64_t v);
+/* A tag-length-value field. */
+void rec_put_field(struct rec_buf *b, uint16_t tag, const void *p, size_t n);
+void rec_put_field_str(struct rec_buf *b, uint16_t tag, const char *s);
+
+/* Bounds-checked input cursor; bad sticks and reads give 0. */
+struct rec_cur {
+	const uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+
+const uint8_t *rec_get(struct rec_cur *c, size_t n);
+uint16_t rec_get_u16(struct rec_cur *c);
+uint32_t rec_get_u32(struct rec_cur *c);
+uint64_t rec_get_u64(struct rec_cur *c);
+static inline size_t rec_left(const struct rec_cur *c)
+{
+	return c->bad ? 0 : c->len - c->off;
+}
+
+static inline void rec_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void rec_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t rec_rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t rec_rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t rec_rd64(const uint8_t *p)
+{
+	return (uint64_t)rec_rd32(p) | (uint64_t)rec_rd32(p + 4) << 32;
+}
+
+/* file id -> value, open addressing; 0 is never a key (the reader's maps). */
+struct idmap {
+	uint32_t *keys, *vals;
+	uint32_t nr, cap;
+};
+
+uint32_t rec_idmap_get(const struct idmap *m, uint32_t k);
+/* 1: replaced an entry, 0: added one, -ENOMEM. */
+int rec_idmap_put(struct idmap *m, uint32_t k, uint32_t v);
+void rec_idmap_clear(struct idmap *m);
+void rec_idmap_free(struct idmap *m);
+
+/* CRC-32 (zlib's) over the first 12 bytes of a block header, then the payload. */
+uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t n);
+
+#endif

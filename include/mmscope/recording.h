@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Recordings: the file format of docs/FORMAT.md, its writer (the recorder,
+ * a session tap), its reader, and replay (one more source, so every view and
+ * report works on a recording exactly as on live data).
+ *
+ *   record:  mms_recorder_create() once, mms_recorder_write() after every
+ *            committed interval (mms_recorder_tap() does it for a session),
+ *            mms_recorder_close() at the end.
+ *   report:  mms_recording_load() (or _load_new()) puts a whole file in a store.
+ *   replay:  mms_replay_open() makes a source; the TUI steps and seeks it.
+ *   info:    mms_recording_open() + mms_recording_info().
+ *
+ * A recording holds everything needed to show it elsewhere: interned strings,
+ * stacks with their symbol names, tasks and locks travel in the file.
+ */
+#ifndef MMSCOPE_RECORDING_H
+#define MMSCOPE_RECORDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mmscope/options.h"
+#include "mmscope/source.h"
+#include "mmscope/store.h"
+
+#define MMS_REC_MAJOR 1		/* readers refuse a newer major */
+#define MMS_REC_MINOR 0		/* newer minors only add what old readers may skip */
+
+/* Header flags. */
+enum mms_rec_flags {
+	MMS_REC_F_HIDE_ADDRS = 1U << 0,	/* kernel addresses are hashes (--hide-addrs) */
+	MMS_REC_F_MMAP_HOLD = 1U << 1,	/* --mmap-hold was on */
+	MMS_REC_F_COMMAND = 1U << 2,	/* the target was a command mmscope launched */
+};
+
+struct mms_rec_family {
+	char source[32];	/* "lock-bpf" ..., "" when none worked */
+	char backend[16];	/* "bpf", "perf" ... */
+	char why[256];		/* when none: why not */
+};
+
+/* What the header says, plus what the reader found. */
+struct mms_rec_info {
+	uint32_t major, minor;	/* format version of the file */
+	char tool[64];		/* "mmscope 0.1.0" */
+	char host[72];
+	char kernel[136];	/* uname release */
+	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: make (pid 7)" */
+	char cmdline[1024];	/* mmscope's own command line */
+	char options[1536];	/* "key=value" lines */
+	uint64_t start_ns;	/* CLOCK_REALTIME when recording started */
+	uint32_t interval_ms;
+	uint32_t flags;		/* enum mms_rec_flags */
+	struct mms_rec_family fam[MMS_FAM_NR];
+
+	/* Contents (reader). */
+	uint32_t intervals;
+	uint64_t first_ns;	/* start of the first interval (CLOCK_REALTIME) */
+	uint64_t end_ns;	/* end of the last one */
+	uint64_t lock_rows, metric_rows;
+	uint64_t lost[MMS_LOST_NR];	/* summed over every interval */
+	uint32_t target_exited;	/* intervals flagged MMS_IV_TARGET_EXITED */
+	uint64_t defs[MMS_TAB_NR];	/* definitions (strings, stacks, tasks, locks) */
+	uint64_t dangling;	/* references to ids never defined (fed as 0) */
+
+	/* Recovery (reader). */
+	uint64_t file_bytes;
+	uint64_t good_bytes;	/* up to the end of the last good block */
+	uint64_t raw_bytes;	/* payload bytes once decompressed */
+	uint32_t blocks;	/* good blocks, header included */
+	uint32_t unknown_blocks;	/* of types this mmscope does not know: skipped */
+	bool closed;		/* the END block is there: the recorder finished */
+	char end_reason[256];	/* from END: why recording stopped early, "" when not */
+	bool damaged;		/* reading stopped at a bad or truncated block */
+	uint64_t damaged_at;	/* file offset of that block */
+	char damage[256];	/* what was wrong with it */
+};
+
+/* ---- Writing ---- */
+
+struct mms_recorder;
+
+/* What goes into the header.  NULL strings are written empty. */
+struct mms_rec_meta {
+	const char *host;
+	const char *kernel;
+	const char *target;
+	uint64_t start_ns;		/* 0: now */
+	char *const *argv;		/* mmscope's command line, NULL-terminated, or NULL */
+	const struct mms_options *opts;	/* interval, flags and the options text; may be NULL */
+	struct {
+		const char *source, *backend, *why;
+	} fam[MMS_FAM_NR];
+};
+
+enum mms_recorder_flags {
+	MMS_RECORDER_FORCE = 1U << 0,	/* overwrite an existing file (never a symlink) */
+};
+
+/*
+ * Creates path (mode 0600, O_EXCL unless FORCE, never through a symlink;
+ * chowned to SUDO_UID/SUDO_GID when run as root under sudo) and writes the
+ * header.  On failure errbuf says what failed and what to do.
+ */
+int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsigned int flags,
+			struct mms_recorder **out, char *errbuf, size_t errlen);
+/*
+ * The checks create makes on path (exists without FORCE, symlink, not a
+ * regular file), done early so a command can refuse before it starts
+ * collecting.  create still checks, race-free.
+ */
+int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, size_t errlen);
+/*
+ * Appends one committed interval of st (and the definitions it needs that
+ * the file does not have yet) with a single write().  After a failure the
+ * file is cut back to its last whole block, recording stops for good, and
+ * every later call returns the same error; mms_recorder_error() says it.
+ */
+int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
+		       const struct mms_interval *iv);
+/* Writes the END block (with reason, "" for a normal end), syncs, closes. */
+int mms_recorder_close(struct mms_recorder *r, const char *reason);
+void mms_recorder_destroy(struct mms_recorder *r);
+/* "" while fine; else "recording stopped: PATH: No space left on device". */
+const char *mms_recorder_error(const struct mms_recorder *r);
+uint64_t mms_recorder_intervals(const struct mms_recorder *r);
+uint64_t mms_recorder_bytes(const struct mms_recorder *r);
+const char *mms_recorder_path(const struct mms_recorder *r);
+
+/* Session glue (cmd/session_record.c, in the session library). */
+struct mms_session;
+/* Fills the header from the session (host, kernel, target, sources, options, argv). */
+int mms_recorder_create_session(const char *path, struct mms_session *s, unsigned int flags,
+				struct mms_recorder **out, char *errbuf, size_t errlen);
+/* A mms_tap_fn: ctx is the recorder.  Errors stay in mms_recorder_error(). */
+void mms_recorder_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv);
+
+/* ---- Reading ---- */
+
+struct mms_recording;
+
+/*
+ * Opens and checks a recording: every block's CRC, every payload.  A
+ * damaged or truncated tail is not an error: reading stops at the first bad
+ * block and info->damaged says so.  Errors (-errno + errbuf): cannot open,
+ * not a recording (-EINVAL), newer major version (-ENOTSUP), header damaged
+ * (-EBADMSG).
+ */
+int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
+		       size_t errlen);
+/* The same over memory (tests, fuzzing); buf must outlive the recording. */
+int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **out,
+			   char *errbuf, size_t errlen);
+void mms_recording_close(struct mms_recording *rec);
+const struct mms_rec_info *mms_recording_info(const struct mms_recording *rec);
+uint32_t mms_recording_count(const struct mms_recording *rec);
+
+/* Per-interval facts known without decoding rows. */
+struct mms_rec_interval {
+	uint64_t seq;
+	uint64_t start_ns;
+	uint64_t dur_ns;
+	uint32_t flags;
+	uint32_t n_locks, n_metrics;
+};
+const struct mms_rec_interval *mms_recording_interval(const struct mms_recording *rec,
+						      uint32_t idx);
+/* Index of the interval that covers realtime ns (first / last when outside). */
+uint32_t mms_recording_find_time(const struct mms_recording *rec, uint64_t ns);
+/*
+ * Commits interval idx into st with its recorded start, duration and flags.
+ * Any order works; feeding in order is the fast path.  An interval the store
+ * is building is abandoned first.
+ */
+int mms_recording_feed(struct mms_recording *rec, struct mms_store *st, uint32_t idx);
+
+/*
+ * Everything in one call, for `report FILE`: opens path, feeds every
+ * interval into st (whose window should hold them: see _load_new), and
+ * copies the header and recovery facts into info (may be NULL).
+ */
+int mms_recording_load(const char *path, struct mms_store *st, struct mms_rec_info *info,
+		       char *errbuf, size_t errlen);
+/* Same, into a new store big enough for the whole recording. */
+int mms_recording_load_new(const char *path, struct mms_store **st, struct mms_rec_info *info,
+			   char *errbuf, size_t errlen);
+
+/* ---- Replay: a source over a recording ---- */
+
+/*
+ * The "replay" source (backend "replay", family MMS_FAM_LOCK, though it
+ * replays every family).  Made by mms_replay_open(), not from a registry.
+ * Its drain() commits every interval not fed yet, each with its recorded
+ * times; the TUI paces playback with mms_replay_step() on its own timer
+ * instead.  Give it to mms_session_open_source() without mms_session_start():
+ * the session's own interval timer has nothing to add to a recording.
+ */
+extern const struct mms_source_ops mms_replay_ops;
+
+/* opts may be NULL (the window then defaults to 600). */
+int mms_replay_open(const char *path, const struct mms_options *opts, struct mms_source **out,
+		    char *errbuf, size_t errlen);
+struct mms_recording *mms_replay_recording(struct mms_source *src);
+const struct mms_rec_info *mms_replay_info(struct mms_source *src);
+uint32_t mms_replay_count(struct mms_source *src);
+/* First interval's start, last interval's end (CLOCK_REALTIME ns); -ENODATA when empty. */
+int mms_replay_time_range(struct mms_source *src, uint64_t *first_ns, uint64_t *end_ns);
+/* Index of the next interval to feed (== how far playback got). */
+uint32_t mms_replay_pos(struct mms_source *src);
+/* Feeds up to n more intervals; returns how many (0: at the end) or -errno. */
+int mms_replay_step(struct mms_source *src, struct mms_store *st, uint32_t n);
+/*
+ * Makes interval idx the newest in st: the store is reset and refilled with
+ * the window ending at idx (or just stepped forward when that is shorter).
+ * idx >= count seeks to the last.  Pointers from st are invalid afterwards.
+ */
+int mms_replay_seek(struct mms_source *src, struct mms_store *st, uint32_t idx);
+/* The same for the interval covering realtime ns. */
+int mms_replay_seek_time(struct mms_source *src, struct mms_store *st, uint64_t ns);
+
+#endif

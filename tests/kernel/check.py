@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks what one guest run of tests/kernel/guest-tests.sh left in OUT.
+
+    check.py OUT VARIANT MMSCOPE N_TOGGLE N_GROW N_PAGES N_THP
+
+Two oracles, both independent of mmscope: the patched tracepoints read
+through tracefs (exact counts for the workloads' own windows), and kprobes on
+the kernel functions (both kernels).  mmscope's recordings, read back with
+`mmscope report FILE --json`, must match them.  Prints one line per check
+(ok / FAIL / SKIP) and exits 1 if any failed.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+
+LINE = re.compile(r'^\s*(?P<comm>.*)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: (?P<ev>\w+): (?P<rest>.*)$')
+THP_PAGES = 512
+
+results = {'ok': 0, 'FAIL': 0, 'SKIP': 0}
+
+
+def report(status, name, detail):
+    results[status] += 1
+    print(f'{status} - {VARIANT} {name}: {detail}', flush=True)
+
+
+def check(name, cond, detail):
+    report('ok' if cond else 'FAIL', name, detail)
+    return cond
+
+
+def read(path):
+    try:
+        with open(path, errors='replace') as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def events(name, pid=None):
+    """Parsed events of OUT/name.trace: (pid, event, fields, flags)."""
+    text = read(os.path.join(OUT, name + '.trace'))
+    if text is None:
+        return None
+    out = []
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        fields, flags = {}, set()
+        for tok in m['rest'].split():
+            if '=' in tok:
+                k, v = tok.split('=', 1)
+                fields[k] = v
+            else:
+                flags.add(tok)
+        p = int(m['pid'])
+        if pid is None or p == pid:
+            out.append((p, m['ev'], fields, flags))
+    return out
+
+
+def overruns(name):
+    text = read(os.path.join(OUT, name + '.stats')) or ''
+    return sum(int(x) for x in re.findall(r'overrun:\s*(\d+)', text))
+
+
+def out_pid(name):
+    """The workload's pid, from its "ready pid=" or "done pid=" line."""
+    text = read(os.path.join(OUT, name + '.out')) or ''
+    m = re.search(r'(?:ready|done) pid=(\d+)', text)
+    return int(m.group(1)) if m else None
+
+
+def out_rc(name):
+    m = re.search(r'^rc=(\d+)', read(os.path.join(OUT, name + '.out')) or '', re.M)
+    return int(m.group(1)) if m else None
+
+
+def out_field(name, key):
+    m = re.search(r'\b' + key + r'=(-?\d+)', read(os.path.join(OUT, name + '.out')) or '')
+    return int(m.group(1)) if m else None
+
+
+def num(v):
+    return int(v, 0)
+
+
+# ---- the tracepoints and kprobes, workload windows only ----
+
+def check_events_present():
+    text = read(os.path.join(OUT, 'events.txt'))
+    if text is None:
+        report('FAIL', 'events', 'no events.txt: the guest job did not run')
+        return
+    want = 'present' if VARIANT == 'patched' else 'absent'
+    for e in ('vma/vma_split', 'vma/vma_merge', 'rmap/try_to_unmap_batch'):
+        check('tracepoint ' + e, f'event {e} {want}' in text, f'{want} expected')
+    for e in ('lock/contention_begin', 'lock/contention_end'):
+        check('tracepoint ' + e, f'event {e} present' in text, 'present expected')
+    check('btf', 'btf present' in text, '/sys/kernel/btf/vmlinux expected')
+    for fn in ('__split_vma', '__vma_adjust', 'try_to_unmap_one', 'page_remove_rmap'):
+        check('ftrace ' + fn, f'ftrace {fn}\n' in text, 'traceable (fentry target)')
+
+
+def window_ok(name):
+    if out_rc(name) != 0:
+        report('FAIL', name, f'workload failed (rc={out_rc(name)}): '
+               + (read(os.path.join(OUT, name + '.out')) or 'no output').strip()[-300:])
+        return False
+    if overruns(name):
+        report('FAIL', name, f'trace buffer overran by {overruns(name)} events')
+        return False
+    return True
+
+
+def check_tp_mprotect():
+    name = 'tp-mprotect'
+    ev = events(name)
+    if ev is None or not window_ok(name):
+        if ev is None:
+            report('FAIL', name, 'no trace')
+        return
+    splits = [f for _, e, f, _ in ev if e == 'vma_split']
+    merges = [(f, fl) for _, e, f, fl in ev if e == 'vma_merge']
+    below = Counter(f['new_below'] for f in splits)
+    errs = [f for f in splits if f['error'] != '0']
+    check(name + ' splits', len(splits) == 2 * N_TOGGLE and not errs and
+          below['1'] == N_TOGGLE and below['0'] == N_TOGGLE,
+          f'{len(splits)} vma_split (new_below=1: {below["1"]}, 0: {below["0"]}, '
+          f'failed: {len(errs)}), expected {2 * N_TOGGLE} = 2 x {N_TOGGLE} toggles')
+    kinds = Counter((f['merge'], f['removed'], f['origin'], 'anon' in fl) for f, fl in merges)
+    check(name + ' merges', len(merges) == N_TOGGLE and
+          kinds[('both', '2', 'existing', True)] == N_TOGGLE,
+          f'{len(merges)} vma_merge {dict(kinds)}, expected {N_TOGGLE} x '
+          '(both, removed 2, existing, anon)')
+
+
+def check_tp_grow():
+    name = 'tp-grow'
+    ev = events(name)
+    if ev is None or not window_ok(name):
+        if ev is None:
+            report('FAIL', name, 'no trace')
+        return
+    splits = [f for _, e, f, _ in ev if e == 'vma_split']
+    merges = [f for _, e, f, _ in ev if e == 'vma_merge']
+    kinds = Counter((f['merge'], f['removed'], f['origin']) for f in merges)
+    check(name + ' merges', len(merges) == N_GROW and kinds[('prev', '0', 'new')] == N_GROW
+          and not splits,
+          f'{len(merges)} vma_merge {dict(kinds)}, {len(splits)} vma_split; expected '
+          f'{N_GROW} x (prev, removed 0, new) and no split')
+
+
+def check_tp_pageout():
+    name = 'tp-pageout'
+    ev = events(name)
+    if ev is None or not window_ok(name):
+        if ev is None:
+            report('FAIL', name, 'no trace')
+        return
+    b = [(f, fl) for _, e, f, fl in ev if e == 'try_to_unmap_batch']
+    shape = Counter((f['nr_pages'], f['order'], f['folio_nr_pages'],
+                     'anon' if 'anon' in fl else 'file') for f, fl in b)
+    pfns = len({f['pfn'] for f, _ in b})
+    check(name + ' batches', len(b) == N_PAGES and shape[('1', '0', '1', 'file')] == N_PAGES
+          and pfns == N_PAGES,
+          f'{len(b)} try_to_unmap_batch {dict(shape)} over {pfns} pfns; expected {N_PAGES} '
+          'x (nr_pages 1, order 0, file) for MADV_PAGEOUT of that many small file pages')
+
+
+def check_tp_thp():
+    name = 'tp-thp'
+    ev = events(name)
+    if ev is None or not window_ok(name):
+        if ev is None:
+            report('FAIL', name, 'no trace')
+        return
+    huge_kb = out_field(name, 'anon_huge_kb')
+    if not check(name + ' setup', huge_kb is not None and huge_kb >= 2048 * N_THP,
+                 f'AnonHugePages {huge_kb} kB before MADV_PAGEOUT, at least {2048 * N_THP} '
+                 f'expected ({N_THP} PMD-mapped THPs)'):
+        return
+    b = [(f, fl) for _, e, f, fl in ev if e == 'try_to_unmap_batch']
+    shape = Counter((f['nr_pages'], f['order'], f['folio_nr_pages'],
+                     'anon' in fl, 'lazyfree' in fl) for f, fl in b)
+    pfns = len({f['pfn'] for f, _ in b})
+    want = THP_PAGES * N_THP
+    # 6.1: shrink_folio_list() passes TTU_SPLIT_HUGE_PMD, try_to_unmap_one()
+    # splits the PMD and removes one PTE per page_remove_rmap().
+    check(name + ' batches', len(b) == want and
+          shape[('1', '9', str(THP_PAGES), True, True)] == want and pfns == want,
+          f'{len(b)} try_to_unmap_batch {dict(shape)} over {pfns} pfns; expected {want} = '
+          f'{N_THP} THPs x {THP_PAGES} batches of 1 page (6.1 splits the PMD first), '
+          'order 9, anon, lazyfree')
+    check(name + ' dropped', out_field(name, 'resident_after') == 0,
+          f'{out_field(name, "resident_after")} pages still resident after MADV_PAGEOUT')
+
+
+def check_kprobes():
+    name = 'kp-mprotect'
+    ev = events(name)
+    if ev is None:
+        report('FAIL', name, 'no trace')
+    elif window_ok(name):
+        splits = sum(1 for _, e, _, _ in ev if e == 'mms_split')
+        merges = sum(1 for _, e, f, _ in ev if e == 'mms_merge' and num(f['ret']) != 0)
+        check(name, splits == 2 * N_TOGGLE and merges == N_TOGGLE,
+              f'kprobes: {splits} __split_vma calls, {merges} successful vma_merge; '
+              f'expected {2 * N_TOGGLE} and {N_TOGGLE}')
+    name = 'kp-pageout'
+    ev = events(name)
+    if ev is None:
+        report('FAIL', name, 'no trace')
+    elif window_ok(name):
+        calls = sum(1 for _, e, _, _ in ev if e == 'mms_unmap')
+        check(name, calls == N_PAGES,
+              f'kprobe: {calls} try_to_unmap_one calls, expected {N_PAGES}')
+
+
+# ---- mmscope ----
+
+def mms_report(name):
+    path = os.path.join(OUT, name + '.mmscope')
+    if not os.path.exists(path):
+        err = (read(os.path.join(OUT, name + '.err')) or '').strip()
+        report('FAIL', name, f'no recording (mmscope record rc={out_rc(name)}): {err[-400:]}')
+        return None
+    p = subprocess.run([MMSCOPE, 'report', path, '--json'], capture_output=True, text=True)
+    if p.returncode != 0:
+        report('FAIL', name, f'mmscope report --json failed ({p.returncode}): '
+               f'{p.stderr.strip()[-400:]}')
+        return None
+    try:
+        return json.loads(p.stdout)
+    except ValueError as e:
+        report('FAIL', name, f'mmscope report --json is not JSON: {e}')
+        return None
+
+
+def metrics(rep, name, pid):
+    return [m for m in rep.get('metrics', []) if m['name'] == name and m['pid'] == pid]
+
+
+def source(rep, fam):
+    s = rep.get('sources', {}).get(fam, {})
+    return s.get('backend') or s.get('source') or ('none: ' + str(s.get('why')))
+
+
+def mms_pid(name):
+    pid = out_pid(name)
+    if pid is None:
+        report('FAIL', name, 'no "ready/done pid=" line from the workload: '
+               + (read(os.path.join(OUT, name + '.out')) or '').strip()[-200:])
+    return pid
+
+
+def check_check():
+    text = read(os.path.join(OUT, 'check.txt'))
+    if text is None:
+        report('FAIL', 'mmscope check', 'not run')
+        return
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[2] in ('available', 'missing'):
+            rows[(f[0], f[1])] = f[2]
+    for fam in ('vma', 'rmap'):
+        fam_rows = {b: s for (m, b), s in rows.items() if m.startswith(fam)}
+        tp = [s for b, s in fam_rows.items() if 'tracepoint' in b or b == 'tp']
+        fe = [s for b, s in fam_rows.items() if 'fentry' in b]
+        want_tp = 'available' if VARIANT == 'patched' else 'missing'
+        check(f'mmscope check {fam}', tp == [want_tp] and fe == ['available'],
+              f'tracepoint {tp or "not listed"} (want {want_tp}), fentry {fe or "not listed"} '
+              f'(want available); rows: {fam_rows}')
+    lock = {b: s for (m, b), s in rows.items() if m.startswith('lock')}
+    check('mmscope check lock', 'available' in lock.values(), f'lock rows: {lock}')
+
+
+def oracle_vma(name, pid):
+    """(splits, Counter of (kind, origin)) of pid from the run's oracle trace."""
+    ev = events(name, pid)
+    if ev is None:
+        return None
+    if VARIANT == 'patched':
+        splits = sum(1 for _, e, _, _ in ev if e == 'vma_split')
+        merges = Counter((f['merge'], f['origin']) for _, e, f, _ in ev if e == 'vma_merge')
+    else:
+        splits = sum(1 for _, e, _, _ in ev if e == 'mms_split')
+        merges = Counter(('?', '?') for _, e, f, _ in ev
+                         if e == 'mms_merge' and num(f['ret']) != 0)
+    return splits, merges
+
+
+KIND = {1: 'prev', 2: 'next', 3: 'both'}
+ORIGIN = {0: 'new', 1: 'existing', 2: 'copy', 3: 'unknown'}
+
+
+def merge_counts(rep, pid):
+    c = Counter()
+    for m in metrics(rep, 'vma.merge', pid):
+        c[(KIND.get(m['sub'] & 3, 'none'), ORIGIN[(m['sub'] >> 4) & 3])] += m['count']
+    return c
+
+
+def check_mms_vma(name, want_backend, workload):
+    rep = mms_report(name)
+    pid = mms_pid(name)
+    if rep is None or pid is None:
+        return
+    backend = source(rep, 'vma')
+    check(name + ' source', want_backend in backend, f'VMA source {backend!r}, '
+          f'expected {want_backend}')
+    splits = sum(m['count'] for m in metrics(rep, 'vma.split', pid))
+    merges = merge_counts(rep, pid)
+    orc = oracle_vma(name, pid)
+    if orc is None:
+        report('FAIL', name, 'no oracle trace')
+        return
+    o_splits, o_merges = orc
+    both = sum(v for (k, _), v in merges.items() if k == 'both')
+    prev = sum(v for (k, _), v in merges.items() if k == 'prev')
+    if workload == 'mprotect':
+        check(name + ' splits', splits == o_splits and splits >= 2 * N_TOGGLE,
+              f'mmscope {splits} splits of pid {pid}, oracle {o_splits} (>= 2 x {N_TOGGLE} '
+              'toggles, plus exec and setup)')
+        check(name + ' merges', both == N_TOGGLE,
+              f'mmscope {both} merges with both neighbours, expected {N_TOGGLE}; all: '
+              f'{dict(merges)}')
+        if VARIANT == 'patched':
+            check(name + ' merges vs oracle', merges == o_merges or want_backend != 'tracepoint',
+                  f'mmscope {dict(merges)}, oracle {dict(o_merges)}')
+    else:
+        o_prev = sum(v for (k, o), v in o_merges.items() if k == 'prev')
+        exact = (prev == o_prev) if VARIANT == 'patched' else True
+        check(name + ' merges', prev >= N_GROW and exact,
+              f'mmscope {prev} merges with prev of pid {pid}'
+              + (f', oracle {o_prev}' if VARIANT == 'patched' else '')
+              + f' (>= {N_GROW} grow steps, plus exec); all: {dict(merges)}')
+
+
+def check_mms_rmap(name, want_backend, pages, order):
+    rep = mms_report(name)
+    pid = mms_pid(name)
+    if rep is None or pid is None:
+        return
+    backend = source(rep, 'rmap')
+    check(name + ' source', want_backend in backend,
+          f'rmap source {backend!r}, expected {want_backend}')
+    b = metrics(rep, 'rmap.batch', pid)
+    count = sum(m['count'] for m in b)
+    total = sum(m['total'] for m in b)
+    mx = max([m['max'] for m in b] or [0])
+    subs = sorted({m['sub'] for m in b})
+    check(name + ' batches', count == pages and total == pages and mx == 1 and subs == [order],
+          f'mmscope {count} batches, {total} pages, max {mx}, orders {subs} for pid {pid}; '
+          f'expected {pages} batches of 1 page, order {order}')
+
+
+def check_mms_locks():
+    name = 'mm-locks'
+    rep = mms_report(name)
+    if rep is None:
+        return
+    backend = source(rep, 'lock')
+    ev = events(name) or []
+    oracle = sum(1 for _, e, _, _ in ev if e == 'contention_begin')
+    rows = rep.get('rows', [])
+    waits = sum(r.get('wait', {}).get('count', 0) if isinstance(r.get('wait'), dict) else 0
+                for r in rows)
+    check(name, backend not in ('', None) and not backend.startswith('none') and
+          (rows or oracle == 0),
+          f'lock source {backend!r}, {len(rows)} rows ({waits} waits); tracefs saw '
+          f'{oracle} contention_begin system-wide')
+
+
+def main():
+    global OUT, VARIANT, MMSCOPE, N_TOGGLE, N_GROW, N_PAGES, N_THP
+    if len(sys.argv) != 8:
+        print(__doc__, file=sys.stderr)
+        return 2
+    OUT, VARIANT, MMSCOPE = sys.argv[1:4]
+    N_TOGGLE, N_GROW, N_PAGES, N_THP = (int(x) for x in sys.argv[4:8])
+    check_events_present()
+    if VARIANT == 'patched':
+        check_tp_mprotect()
+        check_tp_grow()
+        check_tp_pageout()
+        check_tp_thp()
+    check_kprobes()
+    missing = read(os.path.join(OUT, 'mmscope-missing'))
+    if missing is not None:
+        report('FAIL', 'mmscope', f'not run in the guest: {missing.strip()} '
+               '(build mmscope first)')
+    else:
+        check_check()
+        if VARIANT == 'patched':
+            check_mms_vma('mm-vma-tp', 'tracepoint', 'mprotect')
+            check_mms_vma('mm-grow-tp', 'tracepoint', 'grow')
+            check_mms_rmap('mm-pageout-tp', 'tracepoint', N_PAGES, 0)
+            check_mms_rmap('mm-thp-tp', 'tracepoint', THP_PAGES * N_THP, 9)
+        else:
+            check_mms_vma('mm-vma-default', 'fentry', 'mprotect')
+        check_mms_vma('mm-vma-fentry', 'fentry', 'mprotect')
+        check_mms_vma('mm-grow-fentry', 'fentry', 'grow')
+        check_mms_rmap('mm-pageout-fentry', 'fentry', N_PAGES, 0)
+        check_mms_rmap('mm-thp-fentry', 'fentry', THP_PAGES * N_THP, 9)
+        check_mms_locks()
+    print(f'{VARIANT}: {results["ok"]} passed, {results["FAIL"]} failed, '
+          f'{results["SKIP"]} skipped', flush=True)
+    return 1 if results['FAIL'] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,170 @@
+#!/bin/bash
+# Runs inside the test guest (job.sh from tests/kernel/run.sh execs it):
+# deterministic workloads traced through tracefs (the oracle), then the same
+# workloads under `mmscope record`.  It only collects: every trace, workload
+# output, recording and `mmscope check` lands in $OUT, and run.sh checks
+# the numbers on the host.
+#
+# Environment (from job.sh): OUT (results dir), MMSCOPE (binary), WL (the
+# build's tests/workloads), KT (the build's tests/kernel), VARIANT
+# (patched|unpatched), N_TOGGLE, N_GROW, N_PAGES, N_THP.
+set -u
+T=/sys/kernel/tracing
+log() { echo "guest: $*"; }
+
+# The scratch disk: MADV_PAGEOUT wants a file on a real block-backed filesystem.
+setup_disk() {
+	mkfs.ext4 -q -F /dev/vda >/dev/null 2>&1 || { log "mkfs.ext4 /dev/vda failed"; return 1; }
+	mkdir -p /run/disk
+	mount -t ext4 /dev/vda /run/disk || { log "mount /dev/vda failed"; return 1; }
+}
+
+trace_reset() {
+	echo 0 >$T/tracing_on
+	echo >$T/set_event
+	echo >$T/set_event_pid
+	echo >$T/trace
+	echo 16384 >$T/buffer_size_kb
+}
+
+# trace_window NAME "EVENTS" CMD...: CMD prints "ready pid=N ..." and waits
+# for a byte on stdin (-w).  Only events of that pid between the byte and
+# CMD's exit are traced: NAME.trace, CMD's output in NAME.out.
+trace_window() {
+	local name=$1 events=$2 ready pid wpid rc e rfd wfd
+	shift 2
+	trace_reset
+	coproc WLP { "$@" 2>&1; }
+	wpid=$WLP_PID
+	# Our own copies: bash closes the coproc's fds once it reaps the process.
+	exec {rfd}<&"${WLP[0]}" {wfd}>&"${WLP[1]}"
+	if ! read -r -t 120 -u "$rfd" ready; then
+		log "$name: no ready line from $*"
+		kill "$wpid" 2>/dev/null
+		exec {rfd}<&- {wfd}>&-
+		return 1
+	fi
+	echo "$ready" >"$OUT/$name.out"
+	pid=${ready#*pid=}
+	pid=${pid%% *}
+	echo "$pid" >$T/set_event_pid
+	for e in $events; do echo "$e" >>$T/set_event || log "$name: cannot enable $e"; done
+	echo 1 >$T/tracing_on
+	echo go >&"$wfd"
+	cat <&"$rfd" >>"$OUT/$name.out"
+	wait "$wpid"
+	rc=$?
+	exec {rfd}<&- {wfd}>&-
+	echo 0 >$T/tracing_on
+	cat $T/trace >"$OUT/$name.trace"
+	grep -h overrun $T/per_cpu/cpu*/stats >"$OUT/$name.stats"
+	echo "rc=$rc" >>"$OUT/$name.out"
+	trace_reset
+	log "$name: rc=$rc, $(grep -vc '^#' "$OUT/$name.trace") trace lines"
+}
+
+# mms_run NAME "EVENTS" MMSCOPE-ARGS... -- CMD...: `mmscope record` of CMD,
+# with EVENTS traced system-wide meanwhile (the oracle; run.sh picks CMD's
+# pid from its "ready" or "done" line).  Empty EVENTS: no oracle.
+mms_run() {
+	local name=$1 events=$2 rc e
+	shift 2
+	trace_reset
+	for e in $events; do echo "$e" >>$T/set_event || log "$name: cannot enable $e"; done
+	[ -n "$events" ] && echo 1 >$T/tracing_on
+	timeout 300 "$MMSCOPE" record -o "$OUT/$name.mmscope" --force "$@" \
+		>"$OUT/$name.out" 2>"$OUT/$name.err"
+	rc=$?
+	echo 0 >$T/tracing_on
+	if [ -n "$events" ]; then
+		cat $T/trace >"$OUT/$name.trace"
+		grep -h overrun $T/per_cpu/cpu*/stats >"$OUT/$name.stats"
+	fi
+	echo "rc=$rc" >>"$OUT/$name.out"
+	trace_reset
+	log "$name: mmscope record rc=$rc"
+}
+
+# Kprobes on the functions the fentry sources hook: an oracle that does not
+# need the patch.  vma_merge's return value tells whether it merged.
+kprobe_setup() {
+	echo >$T/kprobe_events
+	echo 'p:mms_split __split_vma' >>$T/kprobe_events &&
+	echo 'r:mms_merge vma_merge ret=$retval' >>$T/kprobe_events &&
+	echo 'p:mms_unmap try_to_unmap_one' >>$T/kprobe_events
+}
+
+ev_vma="vma:vma_split vma:vma_merge"
+ev_rmap="rmap:try_to_unmap_batch"
+ev_kp="kprobes:mms_split kprobes:mms_merge kprobes:mms_unmap"
+
+log "variant $VARIANT, kernel $(uname -r)"
+{
+	for e in vma/vma_split vma/vma_merge rmap/try_to_unmap_batch lock/contention_begin \
+		 lock/contention_end mmap_lock/mmap_lock_start_locking; do
+		[ -d $T/events/$e ] && echo "event $e present" || echo "event $e absent"
+	done
+	for e in vma/vma_split vma/vma_merge rmap/try_to_unmap_batch; do
+		[ -f $T/events/$e/format ] && { echo "format $e"; cat $T/events/$e/format; }
+	done
+	[ -f /sys/kernel/btf/vmlinux ] && echo "btf present" || echo "btf absent"
+	grep -E '^(__split_vma|vma_merge|__vma_adjust|vma_expand|mmap_region|copy_vma|try_to_unmap_one|page_remove_rmap)$' \
+		$T/available_filter_functions | sed 's/^/ftrace /'
+	cat /sys/kernel/mm/transparent_hugepage/enabled | sed 's/^/thp /'
+} >"$OUT/events.txt" 2>&1
+
+setup_disk
+kprobe_setup || log "kprobe events unavailable"
+
+# Part 1: the tracepoints themselves (patched kernel) and the kprobe oracle.
+if [ "$VARIANT" = patched ]; then
+	trace_window tp-mprotect "$ev_vma" "$WL/mprotect_toggle" -n "$N_TOGGLE" -w
+	trace_window tp-grow "$ev_vma" "$KT/vma_grow" -n "$N_GROW" -w
+	trace_window tp-pageout "$ev_rmap" taskset -c 0 "$WL/pageout_loop" \
+		-f /run/disk/pageout.dat -m "$N_PAGES" -n 1 -w
+	trace_window tp-thp "$ev_rmap" "$KT/thp_pageout" -n "$N_THP" -w
+fi
+trace_window kp-mprotect "$ev_kp" "$WL/mprotect_toggle" -n "$N_TOGGLE" -w
+trace_window kp-pageout "$ev_kp" taskset -c 0 "$WL/pageout_loop" \
+	-f /run/disk/pageout.dat -m "$N_PAGES" -n 1 -w
+
+# Part 2: mmscope.  Skipped with a reason when the binary is not there yet.
+if [ ! -x "$MMSCOPE" ]; then
+	log "no mmscope binary at $MMSCOPE: mmscope checks not run"
+	echo "missing $MMSCOPE" >"$OUT/mmscope-missing"
+	exit 0
+fi
+"$MMSCOPE" check >"$OUT/check.txt" 2>&1
+echo "rc=$?" >>"$OUT/check.txt"
+log "mmscope check done"
+
+if [ "$VARIANT" = patched ]; then
+	oracle_vma=$ev_vma
+	oracle_rmap=$ev_rmap
+	mms_run mm-vma-tp "$oracle_vma" --vma-source tracepoint --rmap-source off \
+		-- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+	mms_run mm-grow-tp "$oracle_vma" --vma-source tracepoint --rmap-source off \
+		-- "$KT/vma_grow" -n "$N_GROW"
+	mms_run mm-pageout-tp "$oracle_rmap" --vma-source off --rmap-source tracepoint \
+		-- taskset -c 0 "$WL/pageout_loop" -f /run/disk/pageout.dat -m "$N_PAGES" -n 1
+	mms_run mm-thp-tp "$oracle_rmap" --vma-source off --rmap-source tracepoint \
+		-- "$KT/thp_pageout" -n "$N_THP"
+else
+	oracle_vma=$ev_kp
+	oracle_rmap=$ev_kp
+	# No --vma-source: the default must fall back to fentry on this kernel.
+	mms_run mm-vma-default "$oracle_vma" --rmap-source off \
+		-- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+fi
+mms_run mm-vma-fentry "$oracle_vma" --vma-source fentry --rmap-source off \
+	-- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+mms_run mm-grow-fentry "$oracle_vma" --vma-source fentry --rmap-source off \
+	-- "$KT/vma_grow" -n "$N_GROW"
+mms_run mm-pageout-fentry "$oracle_rmap" --vma-source off --rmap-source fentry \
+	-- taskset -c 0 "$WL/pageout_loop" -f /run/disk/pageout.dat -m "$N_PAGES" -n 1
+mms_run mm-thp-fentry "$oracle_rmap" --vma-source off --rmap-source fentry \
+	-- "$KT/thp_pageout" -n "$N_THP"
+# Locks: two threads of one process fighting over mmap_lock for 3 s.
+mms_run mm-locks "lock:contention_begin" --vma-source off --rmap-source off --duration 3 \
+	-- "$WL/mmap_churn" -t 2 -s 2
+exit 0

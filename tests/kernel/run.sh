@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The `kernel` suite: builds the patched and the unpatched 6.1 guest kernel
+# (kernel/build.sh, cached), boots each under qemu with the host root over
+# 9p, runs tests/kernel/guest-tests.sh inside, and checks what it collected
+# with tests/kernel/check.py on the host.
+#
+#   tests/kernel/run.sh MMSCOPE WORKLOAD_DIR KERNEL_TEST_DIR
+#
+# MMSCOPE is the build's binary (the guest runs it through the 9p root);
+# WORKLOAD_DIR holds tests/workloads' programs, KERNEL_TEST_DIR this
+# directory's (and receives the results: out-patched/, out-unpatched/).
+# Exit 77 only when this machine cannot build or boot the kernel at all.
+# KERNEL_VARIANTS (default "patched unpatched") picks the kernels.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# = 3 ] || { echo "usage: $0 MMSCOPE WORKLOAD_DIR KERNEL_TEST_DIR" >&2; exit 2; }
+mmscope=$(realpath -m "$1")
+wl=$(realpath "$2")
+kt=$(realpath "$3")
+variants=${KERNEL_VARIANTS:-patched unpatched}
+# Sizes: big enough that a miscount cannot hide, small enough for TCG.
+n_toggle=200 n_grow=100 n_pages=256 n_thp=4
+
+say() { echo "kernel-suite: $*"; }
+t0=$(date +%s)
+
+if [ "$(id -u)" != 0 ]; then
+	say "SKIP: needs root (the kernel cache in /var/cache, packages; run the suite as root)"
+	exit 77
+fi
+command -v qemu-system-x86_64 >/dev/null || "$top/kernel/build.sh" --deps-only || exit 77
+for p in "$wl/mprotect_toggle" "$wl/pageout_loop" "$wl/mmap_churn" "$kt/vma_grow" \
+	 "$kt/thp_pageout"; do
+	[ -x "$p" ] || { say "FAIL: $p is not built"; exit 1; }
+done
+
+failed=0 passed=0
+for v in $variants; do
+	tb=$(date +%s)
+	kdir=$("$top/kernel/build.sh" --$v)
+	rc=$?
+	if [ $rc = 77 ]; then
+		say "SKIP: the $v kernel cannot be built on this machine (see above)"
+		exit 77
+	fi
+	if [ $rc != 0 ]; then
+		say "FAIL: building the $v kernel failed"
+		failed=$((failed + 1))
+		continue
+	fi
+	say "$v kernel: $kdir ($(( $(date +%s) - tb )) s, $(cat "$kdir/done"))"
+
+	out=$kt/out-$v
+	rm -rf "$out"
+	mkdir -p "$out"
+	cat >"$out/job.sh" <<EOF
+export OUT=/run/out VARIANT=$v MMSCOPE=$mmscope WL=$wl KT=$kt
+export N_TOGGLE=$n_toggle N_GROW=$n_grow N_PAGES=$n_pages N_THP=$n_thp
+exec bash $top/tests/kernel/guest-tests.sh
+EOF
+	tb=$(date +%s)
+	"$top/kernel/boot.sh" "$kdir" "$out" 900
+	rc=$?
+	say "$v guest: exit $rc after $(( $(date +%s) - tb )) s; log $out/guest.log"
+	[ -f "$out/guest.log" ] && sed 's/^/  | /' "$out/guest.log"
+	if [ $rc = 77 ]; then
+		say "SKIP: qemu cannot run here"
+		exit 77
+	fi
+	if [ $rc != 0 ]; then
+		say "FAIL: the $v guest did not complete (exit $rc; console $out/console.log)"
+		failed=$((failed + 1))
+		continue
+	fi
+	python3 "$top/tests/kernel/check.py" "$out" "$v" "$mmscope" \
+		$n_toggle $n_grow $n_pages $n_thp | tee "$out/check.log"
+	p=$(sed -n 's/^[a-z]*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$out/check.log" |
+		tail -n1)
+	if [ -z "$p" ]; then
+		say "FAIL: check.py did not finish for the $v kernel"
+		failed=$((failed + 1))
+		continue
+	fi
+	passed=$((passed + ${p% *}))
+	failed=$((failed + ${p#* }))
+done
+say "total $(( $(date +%s) - t0 )) s"
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]

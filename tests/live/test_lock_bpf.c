@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live test of the lock-bpf source on the running kernel: mmap_churn is
+ * launched as a followed command, its waits are aggregated in the kernel and
+ * drained into a real store, and the result is checked for what must hold
+ * whatever the timing: only the followed process, its mmap_lock named with
+ * its pid and comm, per-process mmap_lock metrics equal to the mmap_lock
+ * rows, histograms consistent with counts, callers past the lock code,
+ * filters applied, nothing lost, and no BPF object left after destroy.
+ * (Exact counts against perf lock are tests/live/oracle_perf_lock.sh.)
+ *
+ *   test_lock_bpf MMAP_CHURN
+ *
+ * Exits 77 when not root (loading BPF needs CAP_BPF and CAP_PERFMON).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mmscope/collectors.h"
+#include "mmscope/ksyms.h"
+#include "mmscope/query.h"
+#include "mmscope/store.h"
+
+static const char *workload;
+
+/* BPF programs, maps and links this process holds a descriptor of. */
+static int bpf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[256];
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (!strncmp(target, "anon_inode:bpf", 14))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+struct run {
+	struct mms_options o;
+	struct mms_store *st;
+	pid_t child;
+	char *argv[8];
+};
+
+/*
+ * Runs mmap_churn (4 threads, fixed iterations) under lock-bpf as a launched
+ * command, then commits one interval holding all of it.
+ */
+static void run_workload(struct run *r)
+{
+	struct mms_source *src = NULL;
+	int go[2], status;
+	char c = 1;
+
+	r->argv[0] = (char *)workload;
+	r->argv[1] = "-t";
+	r->argv[2] = "4";
+	r->argv[3] = "-n";
+	r->argv[4] = "2000";
+	r->argv[5] = NULL;
+	assert_int_equal(pipe(go), 0);
+	r->child = fork();
+	assert_true(r->child >= 0);
+	if (!r->child) {
+		/* Like the session: held until the source is attached. */
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execv(r->argv[0], r->argv);
+		_exit(127);
+	}
+	close(go[0]);
+	r->o.pid = r->child;
+	r->o.cmd = r->argv;
+	assert_int_equal(mms_store_create(NULL, &r->st), 0);
+	assert_non_null(mms_store_begin(r->st, 0));
+	if (mms_source_new(&mms_lock_bpf_ops, &r->o, &src) || mms_source_prepare(src) ||
+	    mms_source_start(src))
+		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[1]);
+	assert_int_equal(waitpid(r->child, &status, 0), r->child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mms_source_stop(src);
+	/* After stop, drain still collects everything still pending. */
+	if (mms_source_drain(src, r->st))
+		fail_msg("lock-bpf drain: %s", src->why);
+	mms_source_destroy(src);
+	assert_int_equal(mms_store_commit(r->st, 1000000000ULL, 0), 0);
+}
+
+static uint64_t hist_sum(const struct mms_stat *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < MMS_HIST_SLOTS; i++)
+		n += s->hist[i];
+	return n;
+}
+
+static void test_follow_and_names(void **state)
+{
+	const struct mms_ksyms *ks = mms_collectors_ksyms();
+	const struct mms_interval *iv;
+	struct mms_stat w, rd;
+	struct run r = { 0 };
+	uint64_t count = 0, mm_count = 0, mm_total = 0;
+	bool caller_seen = false;
+	char label[128], want[64];
+
+	(void)state;
+	mms_options_init(&r.o);
+	assert_int_equal(bpf_fds(), 0);
+	run_workload(&r);
+	/* Programs, links and maps are all gone with the source. */
+	assert_int_equal(bpf_fds(), 0);
+
+	iv = mms_store_latest(r.st);
+	assert_non_null(iv);
+	snprintf(want, sizeof(want), "mmap_lock (%d mmap_churn)", (int)r.child);
+	for (uint32_t i = 0; i < iv->n_locks; i++) {
+		const struct mms_lock_sample *s = &iv->locks[i];
+		const struct mms_task *t = mms_store_get_task(r.st, s->task_id);
+		const struct mms_lock_info *l = mms_store_get_lock(r.st, s->lock_id);
+		const struct mms_stack *k = mms_store_get_stack(r.st, s->stack_id);
+
+		assert_non_null(t);
+		assert_non_null(l);
+		assert_int_equal(t->tgid, (uint32_t)r.child);
+		assert_true(s->wait.count > 0);
+		assert_int_equal(hist_sum(&s->wait), s->wait.count);
+		assert_true(s->wait.min <= s->wait.max);
+		assert_true(s->wait.total >= s->wait.min * s->wait.count);
+		assert_true(s->wait.total <= s->wait.max * s->wait.count);
+		count += s->wait.count;
+		if (l->kind == MMS_LOCK_MMAP && (s->flags & (MMS_LCB_READ | MMS_LCB_WRITE))) {
+			mms_store_lock_label(r.st, s->lock_id, label, sizeof(label));
+			assert_string_equal(label, want);
+			mm_count += s->wait.count;
+			mm_total += s->wait.total;
+		}
+		/* Frame 0 is the caller, never inside the lock primitives. */
+		if (k && k->nr) {
+			const char *f0 = mms_store_get_str(r.st, k->sym_ids[0]);
+
+			if (ks)
+				assert_false(mms_ksyms_is_lock_func(ks, k->ips[0]));
+			if (strstr(f0, "mprotect") || strstr(f0, "mmap") || strstr(f0, "munmap"))
+				caller_seen = true;
+		}
+	}
+	print_message("lock-bpf: %llu waits, %llu on mmap_lock (%llu ns)\n",
+		      (unsigned long long)count, (unsigned long long)mm_count,
+		      (unsigned long long)mm_total);
+	assert_true(count > 0);
+	assert_true(mm_count > 0);
+	assert_true(caller_seen);
+	/* The mmap_lock view's metrics are exactly the mmap_lock rwsem rows. */
+	assert_int_equal(mms_query_metric(r.st, 0, 0, "mmap_lock.wait.write", -1,
+					  (uint32_t)r.child, &w), 0);
+	assert_int_equal(mms_query_metric(r.st, 0, 0, "mmap_lock.wait.read", -1,
+					  (uint32_t)r.child, &rd), 0);
+	assert_int_equal(w.count + rd.count, mm_count);
+	assert_int_equal(w.total + rd.total, mm_total);
+	/* Nothing that can be sized away was lost. */
+	assert_int_equal(iv->lost[MMS_LOST_TASK_SLOT], 0);
+	assert_int_equal(iv->lost[MMS_LOST_MAP_FULL], 0);
+	assert_int_equal(iv->lost[MMS_LOST_PENDING], 0);
+	mms_store_destroy(r.st);
+}
+
+static void test_filters(void **state)
+{
+	const struct mms_interval *iv;
+	struct run r = { 0 };
+	uint64_t count = 0;
+
+	(void)state;
+	mms_options_init(&r.o);
+	/* -Y in the kernel, -L by name in user space. */
+	r.o.nr_types = mms_lock_type_parse("rwsem:W", r.o.types, MMS_MAX_FILTERS);
+	assert_int_equal(r.o.nr_types, 1);
+	r.o.locks[0] = "mmap_lock";
+	r.o.nr_locks = 1;
+	run_workload(&r);
+	iv = mms_store_latest(r.st);
+	for (uint32_t i = 0; i < iv->n_locks; i++) {
+		const struct mms_lock_info *l = mms_store_get_lock(r.st, iv->locks[i].lock_id);
+
+		assert_int_equal(iv->locks[i].flags, MMS_LCB_WRITE);
+		assert_int_equal(l->kind, MMS_LOCK_MMAP);
+		count += iv->locks[i].wait.count;
+	}
+	assert_true(count > 0);
+	mms_store_destroy(r.st);
+}
+
+static void test_bad_options(void **state)
+{
+	struct mms_source *src = NULL;
+	struct mms_options o;
+
+	(void)state;
+	mms_options_init(&o);
+	o.map_entries = 0;
+	assert_int_equal(mms_source_new(&mms_lock_bpf_ops, &o, &src), -EINVAL);
+	assert_non_null(strstr(src->why, "--map-nr-entries"));
+	mms_source_destroy(src);
+	assert_int_equal(bpf_fds(), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_follow_and_names),
+		cmocka_unit_test(test_filters),
+	};
+	int ret;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_lock_bpf MMAP_CHURN\n");
+		return 2;
+	}
+	workload = argv[1];
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_lock_bpf: needs root (CAP_BPF, CAP_PERFMON): skipped\n");
+		return 77;
+	}
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	mms_collectors_cleanup();
+	return ret;
+}
