@@ -345,10 +345,25 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 				cli->cmd = *k;
 				first = 2;
 			}
-	/* getopt_long stops at "--"; what follows is the command (or compare's B side). */
+	/*
+	 * Options may sit among file names; "--" ends them: what follows is the
+	 * command, or compare's B side.  getopt stops at each file name ("+"),
+	 * which is collected, and parsing goes on after it.
+	 */
+	cli->files = calloc((size_t)argc, sizeof(*cli->files));
+	if (!cli->files)
+		return -ENOMEM;
 	optind = first;
 	opterr = 1;
-	while ((c = getopt_long(argc, argv, "+hVp:d:Y:L:S:E:k:x:o:", long_opts, NULL)) != -1) {
+	for (;;) {
+		c = getopt_long(argc, argv, "+hVp:d:Y:L:S:E:k:x:o:", long_opts, NULL);
+		if (c == -1) {
+			if (optind >= argc || !strcmp(argv[optind - 1], "--") ||
+			    !strcmp(argv[optind], "--"))
+				break;
+			cli->files[cli->nr_files++] = argv[optind++];
+			continue;
+		}
 		if (c == 'h') {
 			usage(stdout);
 			exit(MMS_EXIT_OK);
@@ -362,25 +377,20 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	/* getopt_long skips a "--" that directly follows the options: step back onto it. */
+	/* getopt consumes a "--" it meets: step back onto it. */
 	if (optind > first && optind <= argc && !strcmp(argv[optind - 1], "--"))
 		optind--;
-	/* Positional files up to "--" (getopt stopped at the first non-option). */
-	cli->files = argv + optind;
-	while (optind < argc && strcmp(argv[optind], "--")) {
-		if (argv[optind][0] == '-' && argv[optind][1]) {
-			fprintf(stderr, "mmscope: options go before file names: '%s'\n",
-				argv[optind]);
-			return -EINVAL;
-		}
-		cli->nr_files++;
-		optind++;
-	}
 	if (optind < argc) {	/* "--" */
 		optind++;
 		if (!strcmp(cli->cmd, "compare")) {
 			cli->files_b = argv + optind;
 			cli->nr_files_b = argc - optind;
+			for (int i = optind; i < argc; i++)
+				if (argv[i][0] == '-' && argv[i][1]) {
+					fprintf(stderr, "mmscope: options go before '--' (found '%s' "
+						"among the B recordings)\n", argv[i]);
+					return -EINVAL;
+				}
 		} else if (optind < argc) {
 			cli->opts.cmd = argv + optind;
 		} else {

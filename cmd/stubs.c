@@ -4,14 +4,10 @@
 
 #include "cli.h"
 
-static int not_yet(const char *what)
-{
-	fprintf(stderr, "mmscope: %s is not available in this build yet\n", what);
-	return MMS_EXIT_FAIL;
-}
-
-int mms_cmd_compare(struct mms_cli *cli)
+int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c)
 {
 	(void)cli;
-	return not_yet("compare");
+	(void)c;
+	fprintf(stderr, "mmscope: compare --tui is not available in this build yet\n");
+	return MMS_EXIT_FAIL;
 }

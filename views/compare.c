@@ -245,6 +245,7 @@ static int derive(struct mms_compare *c)
 
 	for (size_t i = 0; i < n; i++) {
 		struct mms_cmp_row base = c->rows[i], *d;
+		char den_what[32];
 		const struct mms_cmp_row *num, *den;
 		const char *what;
 		enum mms_cmp_unit unit;
@@ -265,12 +266,13 @@ static int derive(struct mms_compare *c)
 		}
 		if (!den)
 			continue;
+		snprintf(den_what, sizeof(den_what), "%s", den->what);
 		d = row_get(c, base.group, base.name, what, unit);
 		if (!d)
 			return -ENOMEM;
 		/* row_get may have moved the array. */
 		num = find(c, &base, base.what);
-		den = find(c, &base, den->what);
+		den = find(c, &base, den_what);
 		d->rank = num->rank;
 		for (int s = 0; s < 2; s++) {
 			d->side[s].runs = num->side[s].runs;
