@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 
 #include "cli.h"
+#include "mmscope/collectors.h"
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
@@ -476,6 +477,7 @@ int main(int argc, char **argv)
 	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
 
 	mms_options_init(&cli.opts);
+	mms_collectors_init();
 	if (parse(&cli, argc, argv) || validate(&cli))
 		return MMS_EXIT_USAGE;
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))

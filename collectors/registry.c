@@ -10,6 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <bpf/libbpf.h>
+
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 
@@ -154,4 +159,20 @@ int mms_tracefs_ensure(void)
 		return -errno;
 	tracefs_root = "/sys/kernel/tracing";
 	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int debug = -1;
+
+	if (debug < 0)
+		debug = getenv("MMSCOPE_DEBUG") && *getenv("MMSCOPE_DEBUG");
+	if (!debug || (level == LIBBPF_DEBUG && debug < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void mms_collectors_init(void)
+{
+	libbpf_set_print(libbpf_print);
 }

@@ -1,38 +1,75 @@
 #!/usr/bin/env bash
 # Runs every test suite of mmscope and prints one closing line:
 #   N passed, N failed, N skipped
-# Usage: scripts/test.sh [BUILD_DIR] [meson test args...]   (e.g. --suite unit)
-# Run scripts/setup.sh first (the README's test command does both).
+#
+# The suites run on a build with AddressSanitizer + UndefinedBehaviorSanitizer
+# (build-asan, with the recording fuzzer), and the unit and replay suites run
+# once more under valgrind memcheck on the plain build.  Run scripts/setup.sh
+# first (the README's test command does both).
+#
+# Usage: scripts/test.sh [meson test args...]      e.g. --suite unit
+# Environment: MMSCOPE_TEST_ASAN=0 tests the plain build only, without valgrind.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ $# -gt 0 ] && shift
+plain=$top/build
+asan=$top/build-asan
+lp=${MMSCOPE_CACHE:-/var/cache/mmscope}/libperf-6.1/lib/pkgconfig
+logs=()
+rc=0
 
-[ -f "$build/build.ninja" ] || { echo "test: no build in $build (run scripts/setup.sh)" >&2; exit 2; }
-ninja -C "$build" >/dev/null || { ninja -C "$build"; echo "0 passed, 1 failed"; exit 1; }
+[ -f "$plain/build.ninja" ] || { echo "test: no build in $plain (run scripts/setup.sh)" >&2; exit 2; }
 
-meson test -C "$build" --print-errorlogs --num-processes 1 "$@"
-rc=$?
-log=$build/meson-logs/testlog.json
-if [ ! -s "$log" ]; then
-	echo "0 passed, 1 failed"
-	exit 1
+run_meson_test() {	# DIR LOGNAME ARGS...
+	local dir=$1 name=$2
+	shift 2
+	meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase "$name" "$@"
+	local r=$?
+	[ $r -ne 0 ] && rc=1
+	logs+=("$dir/meson-logs/$name.json")
+}
+
+if [ "${MMSCOPE_TEST_ASAN:-1}" = 0 ]; then
+	ninja -C "$plain" >/dev/null || { ninja -C "$plain"; echo "0 passed, 1 failed"; exit 1; }
+	run_meson_test "$plain" testlog "$@"
+else
+	if [ ! -f "$asan/build.ninja" ]; then
+		meson setup "$asan" "$top" -Dpkg_config_path="$lp" -Dbuildtype=debug \
+			-Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true >/dev/null ||
+			{ echo "test: meson setup of $asan failed" >&2; echo "0 passed, 1 failed"; exit 1; }
+	fi
+	for d in "$plain" "$asan"; do
+		ninja -C "$d" >/dev/null || { ninja -C "$d"; echo "0 passed, 1 failed"; exit 1; }
+	done
+	# Sanitizer reports fail the test that triggered them.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+	run_meson_test "$asan" testlog-asan "$@"
+	if [ $# -eq 0 ] && command -v valgrind >/dev/null; then
+		run_meson_test "$plain" testlog-valgrind --suite unit --suite replay \
+			--wrapper "valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --quiet" \
+			--timeout-multiplier 10
+	fi
 fi
-python3 - "$log" <<'PY'
-import json, sys
+
+python3 - "${logs[@]}" <<'PY'
+import json, os, sys
 p = f = s = 0
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if not line:
-        continue
-    r = json.loads(line).get("result", "")
-    if r in ("OK", "EXPECTEDFAIL"):
-        p += 1
-    elif r == "SKIP":
-        s += 1
-    else:
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
         f += 1
+        continue
+    for line in open(path):
+        line = line.strip()
+        if not line:
+            continue
+        r = json.loads(line).get("result", "")
+        if r in ("OK", "EXPECTEDFAIL"):
+            p += 1
+        elif r == "SKIP":
+            s += 1
+        else:
+            f += 1
 print(f"{p} passed, {f} failed" + (f", {s} skipped" if s else ""))
 PY
 exit $rc

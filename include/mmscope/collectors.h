@@ -43,6 +43,13 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 const struct mms_ksyms *mms_collectors_ksyms(void);
 void mms_collectors_cleanup(void);
 
+/*
+ * Routes libbpf's own messages: dropped unless MMSCOPE_DEBUG is set (then to
+ * stderr).  Sources report their failures through src->why instead, and
+ * nothing may print while curses owns the terminal.
+ */
+void mms_collectors_init(void);
+
 /* Mounts tracefs at /sys/kernel/tracing if it is not there; 0 or -errno. */
 int mms_tracefs_ensure(void);
 /* Root of tracefs ("/sys/kernel/tracing" or the debugfs one). */
