@@ -482,7 +482,8 @@ int BPF_PROG(contention_end, void *lock, int ret)
 
 	ts = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!ts)
-		return 0;
+		return 0;	/* never waited while followed: nothing to do, no clock read */
+	now = bpf_ktime_get_ns();
 	d = READ_ONCE(ts->depth);
 	if (!d || d > LB_MAX_DEPTH)
 		return 0;
@@ -511,7 +512,6 @@ int BPF_PROG(contention_end, void *lock, int ret)
 			return 0;
 		}
 	}
-	now = bpf_ktime_get_ns();
 	start = f->ts;
 	r = bpf_map_lookup_elem(&pending, &zero);
 	if (!r)

@@ -67,7 +67,7 @@ struct lb_src {
 	uint64_t *ips;			/* one raw stack */
 
 	struct lock_slot *locks;
-	uint32_t nr_lock_slots;
+	uint32_t nr_lock_slots, nr_locks_used;
 
 	struct lb_key *keys;		/* batch buffers */
 	struct lb_stat *vals;
@@ -564,6 +564,11 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 	char detail[PATH_MAX + 32], comm[LB_COMM_LEN + 1];
 	int err;
 
+	/* A cache: when half full, start over rather than probe forever. */
+	if (lb->nr_locks_used * 2 >= lb->nr_lock_slots) {
+		memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
+		lb->nr_locks_used = 0;
+	}
 	for (uint32_t i = (uint32_t)(addr >> 3) * 2654435761U & mask;; i = (i + 1) & mask) {
 		slot = &lb->locks[i];
 		if (!slot->addr)
@@ -595,6 +600,7 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 	slot->addr = addr;
 	slot->id = *id;
 	slot->skip = err == MMS_LC_SKIP;
+	lb->nr_locks_used++;
 	return err;
 }
 
@@ -674,6 +680,7 @@ static int grow_lock_slots(struct lb_src *lb, uint32_t want)
 		lb->nr_lock_slots = n;
 	}
 	memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
+	lb->nr_locks_used = 0;
 	return 0;
 }
 
