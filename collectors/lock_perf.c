@@ -10,8 +10,9 @@
  * only see threads that exist when they are opened (or their inherited
  * children, into ever more rings); per-CPU rings see every thread and
  * process the target creates later, at a memory cost that does not grow
- * with its thread count, and lock_common filters by tid/tgid (following new
- * processes from PERF_RECORD_FORK).  BPF filters in the kernel the same way.
+ * with its thread count, and lock_common filters by tid/tgid (a launched
+ * command's new processes are learnt from PERF_RECORD_FORK).  BPF filters
+ * the same way, in the kernel.
  *
  * Called by the session through mms_lock_perf_ops.
  */
@@ -42,7 +43,7 @@
 #include "mmscope/ksyms.h"
 
 #define RING_PAGES 256		/* per CPU: 1 MiB with 4 KiB pages */
-#define LOCK_FRAMES 8		/* frames inside lock primitives, taken on top of --max-stack */
+#define LOCK_FRAMES 8		/* lock-primitive frames, taken on top of --max-stack */
 /*
  * A record is processed once its time is before the moment the pass started
  * reading the rings.  That is enough for pairing: a thread commits its
@@ -164,6 +165,10 @@ static int load_formats(struct mms_source *src, struct lock_perf *lp)
 	struct tep_event *begin = NULL, *end = NULL;
 	int err = mms_tracefs_ensure();
 
+	if (err && access("/sys/kernel/tracing/events", R_OK) && errno == EACCES)
+		return mms_source_fail(src, -EACCES, "lock-perf: cannot read the tracepoint "
+				       "formats in /sys/kernel/tracing: permission denied: run as "
+				       "root");
 	if (err)
 		return mms_source_fail(src, err, "lock-perf: tracefs is not mounted and mounting "
 				       "it failed (%s): mount -t tracefs nodev /sys/kernel/tracing",
@@ -300,7 +305,7 @@ static int open_events(struct mms_source *src, struct lock_perf *lp)
 {
 	static bool libperf_ready;
 	int err, before_max = max_fd();
-	bool *before = calloc((size_t)(before_max + 1), sizeof(*before));
+	bool *before = calloc((size_t)(before_max > 0 ? before_max + 1 : 1), sizeof(*before));
 
 	if (!before)
 		return -ENOMEM;
@@ -326,19 +331,20 @@ static int open_events(struct mms_source *src, struct lock_perf *lp)
 	if (err) {
 		err = err < 0 ? err : -EINVAL;
 		if (err == -EACCES || err == -EPERM)
-			mms_source_fail(src, err, "lock-perf: perf_event_open(lock:contention_begin) "
-					"not permitted (perf_event_paranoid=%s): run as root or with "
-					"CAP_PERFMON", paranoid());
+			mms_source_fail(src, err, "lock-perf: perf_event_open(lock:"
+					"contention_begin) not permitted (perf_event_paranoid=%s): "
+					"run as root or with CAP_PERFMON", paranoid());
 		else
-			mms_source_fail(src, err, "lock-perf: perf_event_open(lock:contention_begin)"
-					" on all CPUs failed: %s", strerror(-err));
+			mms_source_fail(src, err, "lock-perf: perf_event_open(lock:"
+					"contention_begin) on all CPUs failed: %s", strerror(-err));
 		goto out;
 	}
 	lp->opened = true;
 	if (perf_evlist__mmap(lp->evlist, RING_PAGES)) {
 		err = -errno ? -errno : -ENOMEM;
-		mms_source_fail(src, err, "lock-perf: cannot map the perf ring buffers (%ld KiB per "
-				"CPU): %s: run as root or raise /proc/sys/kernel/perf_event_mlock_kb",
+		mms_source_fail(src, err, "lock-perf: cannot map the perf ring buffers (%ld KiB "
+				"per CPU): %s: run as root or raise "
+				"/proc/sys/kernel/perf_event_mlock_kb",
 				RING_PAGES * sysconf(_SC_PAGESIZE) / 1024, strerror(-err));
 		goto out;
 	}
@@ -367,7 +373,8 @@ static int lock_perf_prepare(struct mms_source *src)
 	if (err)
 		return err;
 	/* Room for every record all rings can hold (64 bytes is the smallest), and more. */
-	pool = (uint32_t)perf_cpu_map__nr(lp->cpus) * (uint32_t)(RING_PAGES * sysconf(_SC_PAGESIZE) / 64) + LP_POOL_DEFAULT;
+	pool = (uint32_t)perf_cpu_map__nr(lp->cpus) *
+	       (uint32_t)(RING_PAGES * sysconf(_SC_PAGESIZE) / 64) + LP_POOL_DEFAULT;
 	return lp_engine_create(src->opts, lp->lc, pool, &lp->eng);
 }
 
@@ -375,6 +382,7 @@ static int lock_perf_start(struct mms_source *src)
 {
 	struct lock_perf *lp = src->priv;
 
+	lp_engine_seed_comms(lp->eng);
 	perf_evlist__enable(lp->evlist);
 	lp->enabled = true;
 	return 0;
@@ -399,6 +407,28 @@ static bool field_u64(struct tep_format_field *f, const void *raw, uint32_t raw_
 }
 
 /*
+ * The kernel frames of a callchain, without PERF_CONTEXT_* markers, into
+ * lp->ips; returns how many.  The first frame is the tracepoint's caller:
+ * the lock slow path, or, when more than one probe (a BPF tracer too) is
+ * attached, the tracepoint's iterator, which is no caller: it goes.
+ */
+static uint32_t kernel_stack(struct lock_perf *lp, const uint64_t *chain, uint64_t nr)
+{
+	const struct mms_ksym *sym;
+	uint32_t n = 0;
+
+	for (uint64_t i = 0; i < nr && n < lp->max_stack; i++)
+		if (chain[i] < (uint64_t)PERF_CONTEXT_MAX)
+			lp->ips[n++] = chain[i];
+	if (!n || !lp->traceiter || lp->ips[0] - lp->traceiter >= 4096)
+		return n;
+	sym = mms_ksyms_find(mms_collectors_ksyms(), lp->ips[0]);
+	if (sym && sym->addr == lp->traceiter)
+		memmove(lp->ips, lp->ips + 1, --n * sizeof(lp->ips[0]));
+	return n;
+}
+
+/*
  * PERF_RECORD_SAMPLE, as add_evsel() asked: pid, tid; time; cpu, res;
  * callchain nr, ips; raw size, raw data.
  */
@@ -408,7 +438,7 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 	const char *end = (const char *)event + event->header.size;
 	struct lp_event *ev = lp_engine_slot(lp->eng);
 	uint64_t nr, type, val;
-	uint32_t raw_size, n = 0;
+	uint32_t raw_size;
 	const char *raw;
 
 	if ((const char *)(p + 4) > end)
@@ -420,17 +450,6 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 	nr = p[3];
 	if (nr > (uint64_t)(end - (const char *)(p + 4)) / 8)
 		goto bad;
-	for (uint64_t i = 0; i < nr; i++)
-		if (p[4 + i] < (uint64_t)PERF_CONTEXT_MAX && n < lp->max_stack)
-			lp->ips[n++] = p[4 + i];
-	/*
-	 * The first frame is the tracepoint's caller: the lock slow path, or,
-	 * when more than one probe (say a BPF tracer too) is attached, the
-	 * tracepoint's iterator, which is no lock primitive but no caller either.
-	 */
-	if (n && lp->traceiter && lp->ips[0] - lp->traceiter < 4096 &&
-	    mms_ksyms_find(mms_collectors_ksyms(), lp->ips[0])->addr == lp->traceiter)
-		memmove(lp->ips, lp->ips + 1, --n * sizeof(lp->ips[0]));
 	raw = (const char *)(p + 4 + nr);
 	if (raw + 4 > end)
 		goto bad;
@@ -444,7 +463,7 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 			goto bad;
 		ev->kind = LP_BEGIN;
 		ev->lock.flags = (uint32_t)val;
-		ev->lock.stack = lp_engine_stack(lp->eng, lp->ips, n);
+		ev->lock.stack = lp_engine_stack(lp->eng, lp->ips, kernel_stack(lp, p + 4, nr));
 	} else if (type == (uint64_t)lp->end_id) {
 		if (!field_u64(lp->f_end_addr, raw, raw_size, &ev->lock.addr))
 			goto bad;
@@ -461,45 +480,40 @@ bad:
 /* Side band: sample_id_all put pid, tid; time; cpu, res at the end of the record. */
 static void parse_side(struct lock_perf *lp, const union perf_event *event)
 {
-	const char *end = (const char *)event + event->header.size;
+	const size_t comm_off = offsetof(struct perf_record_comm, comm);
 	struct lp_event *ev = lp_engine_slot(lp->eng);
+	size_t size = event->header.size;
 	uint64_t id[3];
 
-	if (event->header.size < sizeof(event->header) + sizeof(id))
-		goto bad;
-	memcpy(id, end - sizeof(id), sizeof(id));
-	ev->time = id[1];
-	ev->cpu = (uint16_t)id[2];
 	switch (event->header.type) {
-	case PERF_RECORD_COMM: {
-		/* The name is NUL-padded to 8 bytes, not to 16. */
-		size_t len = event->header.size - offsetof(struct perf_record_comm, comm) -
-			     sizeof(id);
-
-		if (event->header.size < offsetof(struct perf_record_comm, comm) + sizeof(id))
+	case PERF_RECORD_COMM:
+		if (size < comm_off + sizeof(id))
 			goto bad;
 		ev->kind = LP_COMM;
 		ev->pid = event->comm.pid;
 		ev->tid = event->comm.tid;
+		/* The name is NUL-padded to 8 bytes, not to 16. */
 		memset(ev->comm, 0, LP_COMM_LEN);
-		memcpy(ev->comm, event->comm.comm, len < LP_COMM_LEN ? len : LP_COMM_LEN - 1);
+		memcpy(ev->comm, event->comm.comm, size - comm_off - sizeof(id) < LP_COMM_LEN ?
+		       size - comm_off - sizeof(id) : LP_COMM_LEN - 1);
 		ev->comm[LP_COMM_LEN - 1] = '\0';
 		break;
-	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (event->header.size < sizeof(event->fork) + sizeof(id))
+		if (size < sizeof(event->fork) + sizeof(id))
 			goto bad;
 		ev->kind = event->header.type == PERF_RECORD_FORK ? LP_FORK : LP_EXIT;
 		ev->pid = event->fork.pid;
 		ev->tid = event->fork.tid;
 		ev->fork.ppid = event->fork.ppid;
 		ev->fork.ptid = event->fork.ptid;
-		ev->time = event->fork.time;
 		break;
 	default:
-		return;
+		return;		/* throttling and the like: nothing to learn */
 	}
+	memcpy(id, (const char *)event + size - sizeof(id), sizeof(id));
+	ev->time = id[1];
+	ev->cpu = (uint16_t)id[2];
 	lp_engine_push(lp->eng);
 	return;
 bad:
@@ -508,9 +522,10 @@ bad:
 
 /*
  * Reads every ring to its end into the pool, then processes what is older
- * than the horizon (the pass start; everything when final, after stop).  The pool holds more than all rings together, so it fills up only
- * when more than a margin's worth of records waited from the last call:
- * then what it holds is processed at once to make room.
+ * than the horizon (the pass start; everything when final, after stop).
+ * The pool holds more than all rings together plus a little, so it fills
+ * up only when many records wait for the horizon: then what it holds is
+ * processed at once to make room.
  */
 static void consume(struct lock_perf *lp, bool final)
 {

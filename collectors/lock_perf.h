@@ -84,6 +84,13 @@ void lp_engine_process(struct lp_engine *e, uint64_t horizon);
 void lp_engine_lost(struct lp_engine *e, enum mms_lost_reason r, uint64_t n);
 
 /*
+ * Learns the names of the threads that exist now (of the followed process,
+ * or all), so a thread that ends before the next drain is still named;
+ * threads born later are named from fork and exec records.
+ */
+void lp_engine_seed_comms(struct lp_engine *e);
+
+/*
  * Moves the aggregates (and lost counts) into the interval being built in
  * st and starts over.  Waits still in progress stay for the next interval.
  */

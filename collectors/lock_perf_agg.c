@@ -4,6 +4,7 @@
  * (see lock_perf.h).  lock_perf.c fills the pool from the rings; drain()
  * flushes the aggregates into the store through lock_common.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -29,7 +30,7 @@ struct lp_frame {
 
 /* A thread with waits in progress; the slot is freed when the last one ends. */
 struct lp_task {
-	uint32_t key;		/* tid; idle tasks (tid 0) are told apart by CPU, see task_key() */
+	uint32_t key;		/* task_key(): the tid, or the CPU for idle tasks */
 	uint32_t depth;
 	struct lp_frame f[LP_MAX_DEPTH];
 };
@@ -599,6 +600,47 @@ static const char *comm_of(struct lp_engine *e, uint32_t tid, uint32_t pid)
 	return c && c->comm[0] ? c->comm : "?";
 }
 
+/* Names of the threads of one process directory under /proc. */
+static void seed_process(struct lp_engine *e, uint32_t pid)
+{
+	char path[64], comm[LP_COMM_LEN];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+
+		if (tid && read_comm(pid, tid, comm, sizeof(comm)))
+			comm_set(e, tid, comm);
+	}
+	closedir(d);
+}
+
+void lp_engine_seed_comms(struct lp_engine *e)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (e->opts->pid) {
+		seed_process(e, (uint32_t)e->opts->pid);
+		return;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d)) && e->comms_nr < LP_COMMS_MAX) {
+		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+
+		if (pid)
+			seed_process(e, pid);
+	}
+	closedir(d);
+}
+
 /* Processing ----------------------------------------------------------------- */
 
 static void on_begin(struct lp_engine *e, const struct lp_event *ev, uint32_t cpu)
@@ -668,8 +710,11 @@ static void on_fork(struct lp_engine *e, const struct lp_event *ev)
 		buf[0] = '\0';
 	if (buf[0])
 		comm_set(e, ev->tid, buf);
-	/* A new process of a followed one is followed too (unless --no-inherit). */
-	if (e->filter_tasks && ev->pid != ev->fork.ppid && !e->opts->no_inherit && e->opts->pid &&
+	/*
+	 * A launched command's new processes are followed (unless
+	 * --no-inherit), even those gone before /proc could tell their parent.
+	 */
+	if (e->opts->cmd && !e->opts->no_inherit && ev->pid != ev->fork.ppid &&
 	    mms_lock_common_task_ok(e->lc, ev->fork.ptid, ev->fork.ppid))
 		mms_lock_common_follow(e->lc, ev->pid);
 }
@@ -731,7 +776,8 @@ int lp_engine_flush(struct lp_engine *e, struct mms_store *st)
 		if (r == 0)
 			r = mms_lock_common_lock(e->lc, st, &h, &smp.lock_id);
 		if (r == 0) {
-			smp.task_id = mms_store_task(st, a->tid, a->pid, comm_of(e, a->tid, a->pid));
+			smp.task_id = mms_store_task(st, a->tid, a->pid,
+						     comm_of(e, a->tid, a->pid));
 			r = smp.task_id ? mms_lock_common_add(e->lc, st, &smp) : -ENOMEM;
 		}
 		if (r < 0 && r != -ENOSPC)	/* -ENOSPC: the store counted it */

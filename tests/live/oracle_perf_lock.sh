@@ -4,16 +4,24 @@
 # Live oracle: mmscope's lock contention numbers against perf lock's on the
 # very same run of a contention workload.
 #
-#   oracle_perf_lock.sh MMSCOPE MMAP_CHURN [perf|bpf|auto] [SECONDS]
+#   oracle_perf_lock.sh MMSCOPE MMAP_CHURN [perf|bpf|auto] [threads|procs] [SECONDS]
 #
 # Identical windows: mmap_churn starts as one thread that prints its pid and
-# waits for a byte on stdin.  perf lock record -p PID and two mmscope
-# reports -p PID (grouped by type and by caller) attach to it; once all
-# three have their events open, the byte goes out and the workload creates
-# its threads and processes (both tools follow them: perf by inheritance,
-# mmscope by fork records / in-kernel filters).  All three end when the
-# workload exits, so each sees the workload's whole life and nothing else
-# (waits are charged to the waiting task).
+# waits for a byte on stdin.  The tracers attach to that pid; once all have
+# their events open, the byte goes out and the workload creates its threads
+# (and processes).  All tracers end when the workload exits, so each sees
+# the workload's whole life and nothing else (waits are charged to the
+# waiting task).
+#
+#   threads: 4 threads in one process (mmap_lock, some i_mmap_rwsem);
+#            perf lock record -p PID and two live `mmscope report -p PID`
+#            (--by type, --by caller) attach to the running process.
+#   procs:   2 processes x 2 threads mapping one file (i_mmap_rwsem too);
+#            -p follows one process only, so mmscope launches the workload
+#            itself (`mmscope record -- CMD`, which follows its children and
+#            starts it only once collecting) and perf lock record -p PID
+#            attaches to it; the recording is then reported by type and
+#            by caller.
 #
 # perf is read with --stack-skip=1: its callchain starts in the function
 # that fires the tracepoint (a lock slow path), and past that it skips the
@@ -23,7 +31,8 @@ set -u
 mmscope=$1
 churn=$2
 src=${3:-auto}
-secs=${4:-3}
+mode=${4:-threads}
+secs=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -46,6 +55,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Is process $1 running (not gone, not a zombie waiting for its parent)?
+alive() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st%% *}" != Z ]
+}
+
 # Does process $1 hold perf or BPF descriptors yet (its events are open)?
 has_events() {
 	ls -l "/proc/$1/fd" 2>/dev/null | grep -qE 'anon_inode:(\[perf_event\]|bpf[-_]link)'
@@ -53,53 +69,83 @@ has_events() {
 
 mkfifo "$dir/go" || fail "mkfifo"
 exec 3<>"$dir/go"
-"$churn" -w -t 4 -P 1 -p 32 -S -s "$secs" -f "$dir/file" <&3 >"$dir/churn.out" 2>&1 &
-wpid=$!
-pids+=("$wpid")
-for _ in $(seq 100); do grep -q '^ready' "$dir/churn.out" && break; sleep 0.1; done
-grep -q "^ready pid=$wpid" "$dir/churn.out" || fail "mmap_churn did not start: $(cat "$dir/churn.out")"
-
 src_arg=()
 [ "$src" = auto ] || src_arg=(--source "$src")
+tracers=()
+
+# Waits for the workload's "ready pid=N" line; sets wpid.
+wait_ready() {
+	for _ in $(seq 200); do grep -q '^ready' "$dir/churn.out" && break; sleep 0.1; done
+	wpid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$dir/churn.out")
+	[ -n "$wpid" ] || fail "mmap_churn did not start: $(cat "$dir"/churn.out "$dir"/*.err)"
+}
+
+case $mode in
+threads)
+	"$churn" -w -t 4 -P 1 -p 32 -S -s "$secs" -f "$dir/file" <&3 >"$dir/churn.out" 2>&1 &
+	pids+=($!)
+	wait_ready
+	for by in type caller; do
+		"$mmscope" report "${src_arg[@]}" -p "$wpid" --duration 120 --json --by "$by" -E 0 \
+			>"$dir/$by.json" 2>"$dir/$by.err" &
+		pids+=($!)
+		tracers+=($!)
+	done
+	;;
+procs)
+	"$mmscope" record "${src_arg[@]}" -o "$dir/rec.mms" --force -- \
+		"$churn" -w -t 2 -P 2 -p 32 -S -s "$secs" -f "$dir/file" \
+		<&3 >"$dir/churn.out" 2>"$dir/record.err" &
+	pids+=($!)
+	tracers+=($!)
+	wait_ready	# mmscope lets the command run once it collects
+	;;
+*)
+	fail "unknown mode $mode (threads or procs)"
+	;;
+esac
 perf lock record -p "$wpid" -o "$dir/perf.data" >"$dir/perf.log" 2>&1 &
 perf_pid=$!
 pids+=("$perf_pid")
-"$mmscope" report "${src_arg[@]}" -p "$wpid" --duration 120 --json --by type -E 0 \
-	>"$dir/type.json" 2>"$dir/type.err" &
-type_pid=$!
-pids+=("$type_pid")
-"$mmscope" report "${src_arg[@]}" -p "$wpid" --duration 120 --json --by caller -E 0 \
-	>"$dir/caller.json" 2>"$dir/caller.err" &
-caller_pid=$!
-pids+=("$caller_pid")
+tracers+=("$perf_pid")
 
 for _ in $(seq 200); do
-	has_events "$perf_pid" && has_events "$type_pid" && has_events "$caller_pid" && break
-	for p in "$perf_pid" "$type_pid" "$caller_pid"; do
-		kill -0 "$p" 2>/dev/null || break 2
+	ready=1
+	for p in "${tracers[@]}"; do
+		alive "$p" || break 2
+		has_events "$p" || ready=0
 	done
+	[ $ready = 1 ] && break
 	sleep 0.1
 done
-for p in "$perf_pid" "$type_pid" "$caller_pid"; do
+for p in "${tracers[@]}"; do
 	has_events "$p" || fail "a tracer did not start: $(cat "$dir"/perf.log "$dir"/*.err)"
 done
 sleep 1	# from open to enabled: both tools enable right after opening
 
 echo go >&3
-wait "$wpid" || fail "mmap_churn failed: $(cat "$dir/churn.out")"
+for _ in $(seq $((secs * 10 + 300))); do alive "$wpid" || break; sleep 0.1; done
+alive "$wpid" && fail "mmap_churn did not end"
 cat "$dir/churn.out"
-for p in "$perf_pid" "$type_pid" "$caller_pid"; do
-	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$p" 2>/dev/null && fail "a tracer did not end with the workload"
+for p in "${tracers[@]}"; do
+	for _ in $(seq 100); do alive "$p" || break; sleep 0.1; done
+	alive "$p" && fail "a tracer did not end with the workload"
+	# perf record -p may exit non-zero when its target ends: its data is what counts.
+	wait "$p" || [ "$p" = "$perf_pid" ] || fail "mmscope failed: $(cat "$dir"/*.err)"
 done
-wait "$type_pid" || fail "mmscope report --by type failed: $(cat "$dir/type.err")"
-wait "$caller_pid" || fail "mmscope report --by caller failed: $(cat "$dir/caller.err")"
-wait "$perf_pid"	# perf record -p exits 0 or by the workload's end: its data is what counts
+grep -q '^ops_per_sec=' "$dir/churn.out" || fail "mmap_churn failed: $(cat "$dir/churn.out")"
+if [ "$mode" = procs ]; then
+	for by in type caller; do
+		"$mmscope" report "$dir/rec.mms" --json --by "$by" -E 0 >"$dir/$by.json" \
+			2>"$dir/$by.err" ||
+			fail "mmscope report FILE --by $by: $(cat "$dir/$by.err")"
+	done
+fi
 
 perf lock contention -i "$dir/perf.data" -a --stack-skip=1 -E 100000 \
 	>"$dir/perf.txt" 2>&1 || fail "perf lock contention: $(tail -n 5 "$dir/perf.txt")"
 perf script -i "$dir/perf.data" --ns -F tid,time,event,trace >"$dir/script.txt" 2>/dev/null ||
 	fail "perf script failed"
-echo "source: $src"
+echo "source: $src, mode: $mode"
 python3 "$here/lock_oracle.py" --perf "$dir/perf.txt" --perf-script "$dir/script.txt" \
 	--by-type "$dir/type.json" --by-caller "$dir/caller.json"
