@@ -418,8 +418,6 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	struct lb_frame *f;
 	long sid;
 
-	/* The wait starts at the tracepoint, as perf lock contention measures it. */
-	now = bpf_ktime_get_ns();
 	if (!wanted(addr, flags, pid, tgid))
 		return 0;
 	/* A bounded share: this may run with interrupts off. */
@@ -463,6 +461,12 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	f->key.tgid = tgid;
 	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
 	name_lock(addr, t, tgid);
+	/*
+	 * The wait starts when this handler returns: its own work (the stack
+	 * walk above costs microseconds) is not lock wait, and counting it
+	 * would inflate short spinlock waits several-fold.
+	 */
+	now = bpf_ktime_get_ns();
 	f->ts = now;
 	barrier();
 	WRITE_ONCE(f->key.lock, addr);
