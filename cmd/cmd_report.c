@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mmscope/recording.h"
 #include "mmscope/report.h"
 #include "mmscope/session.h"
 
@@ -23,6 +24,37 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 	ro->fmt = cli->fmt == MMS_OUT_JSON ? MMS_REPORT_JSON :
 		  cli->fmt == MMS_OUT_CSV ? MMS_REPORT_CSV : MMS_REPORT_TEXT;
 	ro->sep = cli->sep;
+	ro->filters = &cli->opts;
+}
+
+/* -o FILE: the report goes there, so a launched command's own output cannot mix in. */
+static FILE *open_out(const struct mms_cli *cli)
+{
+	FILE *f;
+
+	if (!cli->output)
+		return stdout;
+	f = fopen(cli->output, "we");
+	if (!f)
+		fprintf(stderr, "mmscope: cannot write the report to %s: %s\n", cli->output,
+			strerror(errno));
+	return f;
+}
+
+static int print_to(const struct mms_cli *cli, const struct mms_store *st,
+		    const struct mms_report_opts *ro, const struct mms_report_meta *meta)
+{
+	FILE *f = open_out(cli);
+	int e;
+
+	if (!f)
+		return -errno;
+	e = mms_report_print(f, st, ro, meta);
+	if (f != stdout && fclose(f) && !e)
+		e = -errno;
+	if (e)
+		fprintf(stderr, "mmscope: writing the report failed: %s\n", strerror(-e));
+	return e;
 }
 
 static int report_live(struct mms_cli *cli)
@@ -82,11 +114,8 @@ static int report_live(struct mms_cli *cli)
 	}
 	meta.evicted = mms_store_evicted(mms_session_store(s));
 	fill_opts(cli, &ro);
-	e = mms_report_print(stdout, mms_session_store(s), &ro, &meta);
-	if (e) {
-		fprintf(stderr, "mmscope: writing the report failed: %s\n", strerror(-e));
+	if (print_to(cli, mms_session_store(s), &ro, &meta))
 		goto out;
-	}
 	ret = MMS_EXIT_OK;
 	if (cli->opts.cmd && mms_session_child_status(s) >= 0)
 		ret = mms_session_child_status(s);
@@ -95,10 +124,47 @@ out:
 	return ret;
 }
 
+/* The same tables from a recording: no privileges, same code path after loading. */
+static int report_file(struct mms_cli *cli)
+{
+	struct mms_report_meta meta = { 0 };
+	struct mms_rec_info info;
+	struct mms_report_opts ro;
+	struct mms_store *st = NULL;
+	char err[512] = "", msg[320] = "";
+	int e;
+
+	e = mms_recording_load_new(cli->files[0], &st, &info, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+		return MMS_EXIT_FAIL;
+	}
+	meta.host = info.host;
+	meta.kernel = info.kernel;
+	meta.target = info.target;
+	meta.start_ns = info.first_ns ? info.first_ns : info.start_ns;
+	for (int f = 0; f < MMS_FAM_NR; f++) {
+		meta.fam_source[f] = info.fam[f].source[0] ? info.fam[f].source : NULL;
+		meta.fam_backend[f] = info.fam[f].backend;
+		meta.fam_why[f] = info.fam[f].why[0] ? info.fam[f].why : NULL;
+	}
+	if (info.damaged) {
+		snprintf(msg, sizeof(msg), "recording damaged at byte %llu (%s): %u intervals "
+			 "recovered", (unsigned long long)info.damaged_at, info.damage,
+			 info.intervals);
+		fprintf(stderr, "mmscope: %s: %s\n", cli->files[0], msg);
+		meta.message = msg;
+	} else if (info.target_exited) {
+		snprintf(msg, sizeof(msg), "%s exited during the recording", info.target);
+		meta.message = msg;
+	}
+	fill_opts(cli, &ro);
+	e = print_to(cli, st, &ro, &meta);
+	mms_store_destroy(st);
+	return e ? MMS_EXIT_FAIL : MMS_EXIT_OK;
+}
+
 int mms_cmd_report(struct mms_cli *cli)
 {
-	if (!cli->nr_files)
-		return report_live(cli);
-	fprintf(stderr, "mmscope: report FILE is not available in this build yet\n");
-	return MMS_EXIT_FAIL;
+	return cli->nr_files ? report_file(cli) : report_live(cli);
 }

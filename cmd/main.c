@@ -413,7 +413,8 @@ static int validate(struct mms_cli *cli)
 		fprintf(stderr, "mmscope: -p and -- CMD exclude each other\n");
 		return -EINVAL;
 	}
-	if (!live && (o->pid || o->cmd || o->nr_tids)) {
+	/* On a recording, -p and --tid narrow the report instead of choosing a target. */
+	if (!live && (o->cmd || ((o->pid || o->nr_tids) && strcmp(cli->cmd, "report")))) {
 		fprintf(stderr, "mmscope: %s works on recordings; -p, --tid and -- CMD are for "
 			"live data\n", cli->cmd);
 		return -EINVAL;

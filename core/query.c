@@ -139,19 +139,71 @@ static void row_label(const struct mms_store *st, const struct mms_query *q, str
 	}
 }
 
+/* -L: an address, or a lock's name ("mmap_lock", "&task_struct") or full label. */
+static bool lock_filter_hit(const struct mms_store *st, uint32_t lock_id, const char *want)
+{
+	const struct mms_lock_info *l = mms_store_get_lock(st, lock_id);
+	char label[128], *end;
+	unsigned long long a;
+
+	if (!l)
+		return false;
+	a = strtoull(want, &end, 16);
+	if (!*end && end != want)
+		return l->addr == a;
+	if (!strcmp(mms_store_get_str(st, l->name_id), want))
+		return true;
+	mms_store_lock_label(st, lock_id, label, sizeof(label));
+	return !strcmp(label, want);
+}
+
+static bool filters_match(const struct mms_store *st, const struct mms_options *o,
+			  const struct mms_lock_sample *s, const struct mms_task *t)
+{
+	const struct mms_stack *k;
+	bool hit;
+	int i;
+
+	if (o->nr_types) {
+		for (i = 0; i < o->nr_types && o->types[i] != s->flags; i++)
+			;
+		if (i == o->nr_types)
+			return false;
+	}
+	if (o->nr_tids) {
+		for (i = 0; i < o->nr_tids && (!t || (uint32_t)o->tids[i] != t->tid); i++)
+			;
+		if (i == o->nr_tids)
+			return false;
+	}
+	if (o->pid && (!t || t->tgid != (uint32_t)o->pid))
+		return false;
+	for (i = 0, hit = !o->nr_locks; i < o->nr_locks && !hit; i++)
+		hit = lock_filter_hit(st, s->lock_id, o->locks[i]);
+	if (!hit)
+		return false;
+	if (!o->nr_stack_match)
+		return true;
+	k = mms_store_get_stack(st, s->stack_id);
+	for (uint32_t f = 0; k && f < k->nr; f++)
+		for (i = 0; i < o->nr_stack_match; i++)
+			if (strstr(mms_store_get_str(st, k->sym_ids[f]), o->stack_match[i]))
+				return true;
+	return false;
+}
+
 static bool sample_matches(const struct mms_store *st, const struct mms_query *q,
 			   const struct mms_lock_sample *s)
 {
-	const struct mms_task *t;
+	const struct mms_task *t = NULL;
 
 	if (q->lock_id && s->lock_id != q->lock_id)
 		return false;
-	if (q->tgid) {
+	if (q->tgid || q->filters)
 		t = mms_store_get_task(st, s->task_id);
-		if (!t || t->tgid != q->tgid)
-			return false;
-	}
-	return true;
+	if (q->tgid && (!t || t->tgid != q->tgid))
+		return false;
+	return !q->filters || filters_match(st, q->filters, s, t);
 }
 
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out)

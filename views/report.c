@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mmscope/format.h"
+#include "mmscope/mm_metrics.h"
 #include "mmscope/report.h"
 
 static const char *const fam_key[MMS_FAM_NR] = {
@@ -178,22 +179,61 @@ static void text_rows(FILE *f, const struct mms_store *st, const struct mms_repo
 	}
 }
 
+/* What a metric's sub-key means, for people: "mprotect", "prev/existing", "order 9". */
+static void sub_label(const char *metric, uint32_t sub, char *buf, size_t len)
+{
+	const char *sc;
+
+	if (!strncmp(metric, "vma.inferred.", 13)) {
+		sc = mms_vma_syscall_name(sub);
+		if (sc)
+			snprintf(buf, len, "%s", sc);
+		else
+			snprintf(buf, len, "syscall %u", sub);
+	} else if (!strcmp(metric, MMS_M_VMA_MERGE)) {
+		snprintf(buf, len, "%s/%s%s", mms_vma_merge_kind_name(mms_vma_sub_kind(sub)),
+			 mms_vma_origin_name(mms_vma_sub_origin(sub)),
+			 sub & MMS_VMA_FILE ? "/file" : "");
+	} else if (!strcmp(metric, MMS_M_VMA_SPLIT)) {
+		snprintf(buf, len, "%s", sub == MMS_VMA_SPLIT_NEW_BELOW ? "new below" : "new above");
+	} else if (!strncmp(metric, "rmap.batch", 10)) {
+		snprintf(buf, len, "order %u", sub);
+	} else {
+		snprintf(buf, len, sub ? "%u" : "", sub);
+	}
+}
+
+/* Waits and hold times are nanoseconds; everything else is a plain number. */
+static bool metric_is_time(const char *metric)
+{
+	return strstr(metric, ".wait.") || strstr(metric, ".hold.");
+}
+
 static void text_metrics(FILE *f, const struct mms_store *st, const struct metric_rows *mr,
 			 double secs)
 {
 	if (!mr->nr)
 		return;
-	fprintf(f, "\n%-28s %5s %8s %-16s %12s %10s %12s %10s\n", "metric", "sub", "pid", "comm",
-		"count", "count/s", "total", "avg");
+	fprintf(f, "\n%-26s %-14s %8s %-15s %10s %10s %12s %12s\n", "metric", "detail", "pid",
+		"comm", "count", "count/s", "total", "avg");
 	for (size_t i = 0; i < mr->nr; i++) {
 		const struct metric_row *m = &mr->rows[i];
-		double avg = m->stat.count ? (double)m->stat.total / (double)m->stat.count : 0;
+		const char *name = mms_store_get_str(st, m->metric_id);
+		char sub[32], tot[32], avg[32];
 
-		fprintf(f, "%-28s %5u %8u %-16s %12llu %10.1f %12llu %10.2f\n",
-			mms_store_get_str(st, m->metric_id), m->sub, m->tgid,
+		sub_label(name, m->sub, sub, sizeof(sub));
+		if (metric_is_time(name)) {
+			mms_fmt_time(tot, sizeof(tot), m->stat.total, 12);
+			mms_fmt_time(avg, sizeof(avg), mms_stat_avg(&m->stat), 12);
+		} else {
+			snprintf(tot, sizeof(tot), "%12llu", (unsigned long long)m->stat.total);
+			snprintf(avg, sizeof(avg), "%12.2f", m->stat.count ?
+				 (double)m->stat.total / (double)m->stat.count : 0.0);
+		}
+		fprintf(f, "%-26s %-14s %8u %-15.15s %10llu %10.1f %s %s\n", name, sub, m->tgid,
 			m->tgid ? proc_comm(st, m->proc_id) : "(system)",
-			(unsigned long long)m->stat.count, secs > 0 ? (double)m->stat.count / secs : 0,
-			(unsigned long long)m->stat.total, avg);
+			(unsigned long long)m->stat.count,
+			secs > 0 ? (double)m->stat.count / secs : 0, tot, avg);
 	}
 }
 
@@ -288,6 +328,7 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 {
 	struct mms_stat tot = { 0 };
 	size_t shown = rows->nr;
+	char sub[32];
 
 	if (o->entries && (size_t)o->entries < shown)
 		shown = (size_t)o->entries;
@@ -332,7 +373,9 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
 		json_str(f, mms_store_get_str(st, x->metric_id));
-		fprintf(f, ", \"sub\": %u, \"pid\": %u, \"comm\": ", x->sub, x->tgid);
+		sub_label(mms_store_get_str(st, x->metric_id), x->sub, sub, sizeof(sub));
+		fprintf(f, ", \"sub\": %u, \"detail\": \"%s\", \"pid\": %u, \"comm\": ", x->sub,
+			sub, x->tgid);
 		json_str(f, x->tgid ? proc_comm(st, x->proc_id) : "");
 		fprintf(f, ", \"count\": %llu, \"total\": %llu, \"min\": %llu, \"max\": %llu, "
 			"\"per_sec\": %.3f}", (unsigned long long)x->stat.count,
@@ -392,7 +435,7 @@ static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms
 int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
 		     const struct mms_report_meta *m)
 {
-	struct mms_query q = { .by = o->by, .sort = o->sort, .from = 0 };
+	struct mms_query q = { .by = o->by, .sort = o->sort, .from = 0, .filters = o->filters };
 	struct metric_rows mr = { 0 };
 	struct mms_rows rows = { 0 };
 	uint64_t lost[MMS_LOST_NR];

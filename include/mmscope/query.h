@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mmscope/options.h"
 #include "mmscope/sample.h"
 #include "mmscope/store.h"
 
@@ -66,6 +67,11 @@ struct mms_query {
 	uint32_t tgid;		/* only this process (0: all) */
 	uint32_t stack_skip;	/* frames to skip before the caller; see mms_caller_ip */
 	bool no_sort;		/* rows in first-seen order: for callers that sort them anyway */
+	/*
+	 * The collection filters again (perf lock contention's -Y, -L, -S,
+	 * --tid), so recordings can be narrowed at report time; NULL = none.
+	 */
+	const struct mms_options *filters;
 };
 
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out);

@@ -26,6 +26,7 @@ struct mms_report_opts {
 	bool percentiles;
 	enum mms_report_fmt fmt;
 	const char *sep;	/* CSV separator, default "," */
+	const struct mms_options *filters;	/* -Y/-L/-S/-p/--tid again, or NULL */
 };
 
 struct mms_report_meta {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The command line as users script against it: check tells the truth about
+# this kernel, privileges and bad input give clear messages and the
+# documented exit codes, and report names the locks it sees.
+# usage: cli_test.sh MMSCOPE MPROTECT_TOGGLE
+set -u
+mms=$1 toggle=$2
+fail=0
+tmp=$(mktemp -d /tmp/mms-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+expect_rc() {	# WANT DESC CMD...
+	local want=$1 desc=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" = "$want" ]; then ok "$desc (exit $rc)"; else
+		bad "$desc: exit $rc, wanted $want"; sed 's/^/    /' "$tmp/out" "$tmp/err" | head -20
+	fi
+}
+expect_err() {	# PATTERN DESC
+	if grep -qE "$1" "$tmp/err"; then ok "$2"; else bad "$2: stderr lacks /$1/"; sed 's/^/    /' "$tmp/err" | head; fi
+}
+expect_out() {	# PATTERN DESC
+	if grep -qE "$1" "$tmp/out"; then ok "$2"; else bad "$2: stdout lacks /$1/"; sed 's/^/    /' "$tmp/out" | head -30; fi
+}
+
+expect_rc 0 "--version" "$mms" --version
+expect_out '^mmscope [0-9]' "version string"
+expect_rc 0 "--help" "$mms" --help
+expect_out 'mmscope check' "help lists commands"
+
+# check: what really works here.  Compare each line with what we can see by hand.
+expect_rc 0 "check" "$mms" check
+expect_out '^lock contention +bpf +available' "check: lock-bpf available"
+expect_out '^lock contention +perf +available' "check: lock-perf available"
+expect_out '^VMA split/merge +tracepoint +missing .*vma:vma_split not found' "check: patched tracepoint missing"
+if [ -d /sys/kernel/tracing/events/vma ]; then bad "this kernel has vma tracepoints: test assumptions wrong"; fi
+expect_out '^VMA split/merge +fentry +missing .*EPERM' "check: fentry EPERM"
+expect_out '^VMA split/merge +inferred +available' "check: inferred VMA available"
+expect_out '^try_to_unmap batches +tracepoint +missing' "check: rmap tracepoint missing"
+
+# Unprivileged: which privilege, what to do instead, exit 77, no crash.
+if command -v setpriv >/dev/null; then
+	expect_rc 77 "unprivileged report" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all "$mms" report --duration 1
+	expect_err 'needs CAP_BPF and CAP_PERFMON' "unprivileged: names the privileges"
+	expect_err 'replay' "unprivileged: points to recordings"
+	expect_rc 77 "unprivileged check" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all "$mms" check
+fi
+
+# Bad input.
+expect_rc 2 "unknown option" "$mms" report --bogus
+expect_err "unrecognized option" "unknown option named"
+expect_rc 2 "bad type filter" "$mms" report -Y nolock
+expect_err "unknown lock type 'nolock'" "bad type named"
+expect_rc 2 "-p with command" "$mms" report -p 1 -- true
+expect_rc 2 "record without -o" "$mms" record --duration 1
+expect_rc 2 "compare one side" "$mms" compare "$tmp/x"
+# A PID that does not exist: clear error before anything starts.
+pid=$(( $(cat /proc/sys/kernel/pid_max) - 3 ))
+while kill -0 "$pid" 2>/dev/null; do pid=$((pid - 1)); done
+expect_rc 1 "-p missing pid" "$mms" report --duration 1 -p "$pid"
+expect_err "process $pid does not exist" "missing pid named"
+# A command that cannot be executed: 127, says why.
+expect_rc 127 "-- missing command" "$mms" report --duration 5 -- /nonexistent/cmd
+expect_err "cannot run '/nonexistent/cmd': No such file or directory" "exec failure named"
+# -- CMD: the command's exit status comes back.
+expect_rc 3 "-- CMD exit status" "$mms" report -- sh -c 'exit 3'
+
+# report on a deterministic workload: the inferred VMA metrics name the syscall,
+# and the JSON carries them with exact counts (N toggles = 2N mprotect calls).
+expect_rc 0 "report text with metrics" "$mms" report --by process -- "$toggle" -n 200
+# ld.so adds a few mprotect calls of its own; the toggles' splits back are exact.
+expect_out '^vma\.inferred\.down +mprotect +[0-9]+ +mprotect_toggle +200 .* 400 ' "text report: 200 mprotects of -2"
+expect_out '^ +contended +total wait' "text report: perf's header"
+expect_rc 0 "report json" "$mms" report --json -o "$tmp/r.json" -- "$toggle" -n 200
+python3 - "$tmp/r.json" <<'PY' && ok "json report: sources, metrics, lost" || bad "json report content"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sources"]["lock"]["backend"] == "bpf", r["sources"]
+assert r["sources"]["vma"]["backend"] == "inferred", r["sources"]
+assert "why" in r["sources"]["mmap_lock"]
+assert set(r["lost"]) >= {"task_slot", "stack", "time", "map_full", "ring_lost"}
+m = [x for x in r["metrics"] if x["name"] == "vma.inferred.down" and x["detail"] == "mprotect"
+     and x["comm"] == "mprotect_toggle"]
+assert m and m[0]["count"] == 200 and m[0]["total"] == 400, m
+PY
+
+[ $fail = 0 ] && echo "all cli checks passed"
+exit $fail
