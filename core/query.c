@@ -239,6 +239,9 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 				r->first_stack = s->stack_id;
 				r->first_task = s->task_id;
 			}
+			/* rwsem:R and rwsem:W of one lock read as "rwsem"; other mixes keep the first. */
+			if (!((r->flags ^ s->flags) & ~(uint32_t)(MMS_LCB_READ | MMS_LCB_WRITE)))
+				r->flags |= s->flags;
 			r->nr_src++;
 			mms_stat_merge(&r->wait, &s->wait);
 		}

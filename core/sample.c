@@ -121,6 +121,11 @@ static const struct {
 	{ MMS_LCB_PERCPU | MMS_LCB_WRITE, "pcpu-sem:W" },
 	{ MMS_LCB_MUTEX, "mutex" },
 	{ MMS_LCB_MUTEX | MMS_LCB_SPIN, "mutex" },
+	/* Rows that merge read and write waits of one lock. */
+	{ MMS_LCB_READ | MMS_LCB_WRITE, "rwsem" },
+	{ MMS_LCB_SPIN | MMS_LCB_READ | MMS_LCB_WRITE, "rwlock" },
+	{ MMS_LCB_RT | MMS_LCB_READ | MMS_LCB_WRITE, "rwlock-rt" },
+	{ MMS_LCB_PERCPU | MMS_LCB_READ | MMS_LCB_WRITE, "pcpu-sem" },
 };
 
 const char *mms_lock_type_name(uint32_t flags)
@@ -141,6 +146,10 @@ int mms_lock_type_parse(const char *name, uint32_t *out, int max)
 		const char *t = lock_types[i].name;
 
 		if (strcmp(t, name) && !(strncmp(t, name, len) == 0 && t[len] == ':'))
+			continue;
+		/* "rwsem" means rwsem:R and rwsem:W: waits are never both at once. */
+		if ((lock_types[i].flags & (MMS_LCB_READ | MMS_LCB_WRITE)) ==
+		    (MMS_LCB_READ | MMS_LCB_WRITE))
 			continue;
 		if (n >= max)
 			return -E2BIG;

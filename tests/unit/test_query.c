@@ -85,6 +85,9 @@ static void test_by_lock(void **state)
 	assert_int_equal(rows.rows[0].wait.total, 9000 * 10 + 8000 * 5);
 	assert_string_equal(rows.rows[1].label, "mmap_lock (100 churn)");
 	assert_int_equal(rows.rows[1].wait.count, 6);
+	/* Write waits then read waits on one lock: the row is an "rwsem". */
+	assert_string_equal(mms_lock_type_name(rows.rows[1].flags), "rwsem");
+	assert_string_equal(mms_lock_type_name(rows.rows[0].flags), "rwsem:W");
 	/* Ascending flips it. */
 	q.ascending = true;
 	assert_int_equal(mms_query_locks(f->st, &q, &rows), 0);
