@@ -1,22 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `mmscope compare A... -- B...`: per-run summaries of two sets of
- * recordings, aggregated per side and compared (views/compare.c).
+ * recordings, aggregated per side and compared (views/compare.c), printed
+ * as text, JSON or CSV, or shown in the TUI (tui/compare_tui.c).
  */
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mmscope/compare.h"
 #include "mmscope/recording.h"
+#include "mmscope/tui.h"
+
+/* What a recording's sources measured, from its header. */
+static unsigned int rec_have(const struct mms_rec_info *info)
+{
+	const struct mms_rec_family *f = info->fam;
+	unsigned int have = 0;
+
+	if (f[MMS_FAM_LOCK].source[0])
+		have |= MMS_CMP_HAVE_LOCK;
+	if (f[MMS_FAM_MMAP_LOCK].source[0])
+		have |= MMS_CMP_HAVE_MMAP_HOLD;
+	/* The inferred source sees VMA count changes, not splits or merges. */
+	if (f[MMS_FAM_VMA].source[0])
+		have |= !strcmp(f[MMS_FAM_VMA].backend, "inferred") ? MMS_CMP_HAVE_VMA_INFERRED :
+									MMS_CMP_HAVE_VMA;
+	/* The stock source counts reclaim passes, not try_to_unmap batch sizes. */
+	if (f[MMS_FAM_RMAP].source[0] && strcmp(f[MMS_FAM_RMAP].backend, "stock"))
+		have |= MMS_CMP_HAVE_RMAP_BATCH;
+	return have;
+}
 
 static int add_side(struct mms_compare *c, int side, char **files, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct mms_rec_info info;
 		struct mms_store *st = NULL;
-		unsigned int fams = 0;
 		char err[512] = "";
 		int e;
 
@@ -28,14 +51,17 @@ static int add_side(struct mms_compare *c, int side, char **files, int n)
 		if (info.damaged)
 			fprintf(stderr, "mmscope: %s: damaged after %u intervals (%s); using what "
 				"was recovered\n", files[i], info.intervals, info.damage);
-		for (int f = 0; f < MMS_FAM_NR; f++)
-			if (info.fam[f].source[0])
-				fams |= 1U << f;
-		e = mms_compare_add_run(c, side, st, fams);
+		if (!mms_store_count(st)) {
+			fprintf(stderr, "mmscope: %s holds no intervals, so it cannot stand for a "
+				"run: record longer (--duration) or leave it out\n", files[i]);
+			mms_store_destroy(st);
+			return -ENODATA;
+		}
+		e = mms_compare_add_run(c, side, st, rec_have(&info));
 		mms_store_destroy(st);
 		if (e) {
 			fprintf(stderr, "mmscope: %s: %s\n", files[i],
-				e == -E2BIG ? "too many runs (64 a side at most)" : strerror(-e));
+				e == -E2BIG ? "too many runs: 64 a side at most" : strerror(-e));
 			return e;
 		}
 	}
@@ -48,9 +74,15 @@ int mms_cmd_compare(struct mms_cli *cli)
 	struct mms_compare c;
 	int ret = MMS_EXIT_FAIL;
 
-	if (cli->metrics && mms_compare_parse_groups(cli->metrics, &o.groups)) {
-		fprintf(stderr, "mmscope: -k takes a list of totals, locks, callers, mmap_lock, vma, "
-			"rmap, all\n");
+	if (cli->metrics && mms_compare_parse_keys(cli->metrics, &o.groups, &o.metrics)) {
+		fprintf(stderr, "mmscope: -k '%s': takes a comma list of groups (totals, locks, "
+			"callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)\n",
+			cli->metrics);
+		return MMS_EXIT_USAGE;
+	}
+	if (cli->compare_tui && cli->fmt != MMS_OUT_TEXT) {
+		fprintf(stderr, "mmscope: --tui shows the comparison on screen; --json and --csv "
+			"print it: choose one\n");
 		return MMS_EXIT_USAGE;
 	}
 	mms_compare_init(&c, cli->base_name, cli->new_name);
@@ -80,4 +112,27 @@ int mms_cmd_compare(struct mms_cli *cli)
 out:
 	mms_compare_free(&c);
 	return ret;
+}
+
+int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c)
+{
+	struct mms_tui_term term;
+	char err[512] = "";
+	int e;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "mmscope: compare --tui needs a terminal on stdin and stdout; "
+			"without --tui it prints text (or --json, --csv)\n");
+		return MMS_EXIT_FAIL;
+	}
+	setlocale(LC_ALL, "");
+	if (mms_tui_term_claim(&term, err, sizeof(err))) {
+		fprintf(stderr, "mmscope: %s\n", err);
+		return MMS_EXIT_FAIL;
+	}
+	e = mms_tui_run_compare(c, &term, cli->opts.no_color, err, sizeof(err));
+	mms_tui_term_release(&term);
+	if (e && err[0])
+		fprintf(stderr, "mmscope: %s\n", err);
+	return e ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 }

@@ -101,6 +101,11 @@ static void usage(FILE *f)
 "      --percentiles        add p50/p99 columns\n"
 "      --stacks             print each row's call stack\n"
 "      --json | --csv | -x SEP\n"
+"Compare (A/B of recordings: docs/COMPARE.md):\n"
+"      --base NAME, --new NAME   labels of the two sides (default base, new)\n"
+"  -k, --key LIST           totals,locks,callers,mmap_lock,vma,rmap and/or avg,rate,sum\n"
+"  -E, --entries N          locks, callers and processes per group (default 5)\n"
+"      --tui                both sides next to each other on screen\n"
 "Recording:\n"
 "  -o, --output FILE        recording file (mode 0600; --force to overwrite)\n"
 "      --hide-addrs         replace kernel addresses with stable hashes\n"
@@ -473,27 +478,37 @@ int mms_require_privileges(const char *what)
 	return MMS_EXIT_NOPERM;
 }
 
+static int run(struct mms_cli *cli)
+{
+	if (!strcmp(cli->cmd, "check"))
+		return mms_cmd_check(cli);
+	if (!strcmp(cli->cmd, "report"))
+		return mms_cmd_report(cli);
+	if (!strcmp(cli->cmd, "record"))
+		return mms_cmd_record(cli);
+	if (!strcmp(cli->cmd, "replay"))
+		return mms_cmd_replay(cli);
+	if (!strcmp(cli->cmd, "info"))
+		return mms_cmd_info(cli);
+	if (!strcmp(cli->cmd, "compare"))
+		return mms_cmd_compare(cli);
+	return mms_cmd_tui(cli);
+}
+
 int main(int argc, char **argv)
 {
 	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
+	int ret;
 
 	mms_options_init(&cli.opts);
 	mms_collectors_init();
-	if (parse(&cli, argc, argv) || validate(&cli))
+	if (parse(&cli, argc, argv) || validate(&cli)) {
+		free(cli.files);
 		return MMS_EXIT_USAGE;
+	}
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
 		cli.opts.no_color = true;
-	if (!strcmp(cli.cmd, "check"))
-		return mms_cmd_check(&cli);
-	if (!strcmp(cli.cmd, "report"))
-		return mms_cmd_report(&cli);
-	if (!strcmp(cli.cmd, "record"))
-		return mms_cmd_record(&cli);
-	if (!strcmp(cli.cmd, "replay"))
-		return mms_cmd_replay(&cli);
-	if (!strcmp(cli.cmd, "info"))
-		return mms_cmd_info(&cli);
-	if (!strcmp(cli.cmd, "compare"))
-		return mms_cmd_compare(&cli);
-	return mms_cmd_tui(&cli);
+	ret = run(&cli);
+	free(cli.files);
+	return ret;
 }

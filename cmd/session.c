@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "mmscope/collectors.h"
 #include "mmscope/session.h"
@@ -275,6 +277,50 @@ static int arm_timer(struct mms_session *s)
 	return timerfd_settime(s->timer_fd, 0, &its, NULL) ? -errno : 0;
 }
 
+/*
+ * What a live session still needs once its sources are attached: CAP_CHOWN
+ * and CAP_DAC_OVERRIDE for files made later (a recording started in the TUI,
+ * `report -o`, in the invoking user's directory and chowned to SUDO_UID), and
+ * CAP_KILL to stop a launched command that changed its uid.  Nothing else:
+ * BPF maps are read and written through descriptors we hold (since 6.0 only
+ * BPF_PROG_LOAD and BPF_MAP_CREATE check CAP_BPF), perf rings are mapped,
+ * kallsyms is read, tracefs is not touched again.  docs/SECURITY.md.
+ */
+#define KEEP_CAPS ((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_KILL))
+
+/*
+ * Drops every other capability, from the bounding set too, and sets
+ * no_new_privs, so a bug in what parses kernel data cannot load programs or
+ * modules, trace or ptrace others, mount, or regain anything through exec.
+ * The uid stays: the files above and the launched command need it.  Best
+ * effort: a process without these privileges has nothing to drop.
+ */
+static void drop_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	mms_collectors_ksyms();	/* kallsyms shows 0 addresses once CAP_SYSLOG is gone */
+	if (syscall(SYS_capget, &hdr, data))
+		return;
+	if (!((data[0].permitted | (uint64_t)data[1].permitted << 32) & ~KEEP_CAPS))
+		return;
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	for (int cap = 0; cap < 64; cap++)
+		if (!(KEEP_CAPS & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
+		    errno == EINVAL)
+			break;	/* past the last capability this kernel knows */
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int i = 0; i < 2; i++) {
+		uint32_t keep = (uint32_t)(KEEP_CAPS >> (32 * i));
+
+		data[i].effective &= keep;
+		data[i].permitted &= keep;
+		data[i].inheritable = 0;
+	}
+	syscall(SYS_capset, &hdr, data);
+}
+
 int mms_session_start(struct mms_session *s)
 {
 	int err;
@@ -328,6 +374,7 @@ int mms_session_start(struct mms_session *s)
 		timerfd_settime(s->end_fd, 0, &its, NULL);
 	}
 	s->started = true;
+	drop_privileges();
 	return 0;
 }
 

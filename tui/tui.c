@@ -223,11 +223,20 @@ static int render(struct tui *t)
 	return 0;
 }
 
-static int on_resize(struct tui *t)
+static int on_resize(struct tui *t, bool ask_tty)
 {
 	int w, h;
 
-	screen_resize(&w, &h);
+	/*
+	 * SIGWINCH (from the session's signalfd): ask the terminal and tell
+	 * curses, which queues a KEY_RESIZE.  That KEY_RESIZE, or one curses
+	 * found itself, only needs the size curses already has: calling
+	 * resizeterm() for it again can queue another one, forever.
+	 */
+	if (ask_tty)
+		screen_resize(&w, &h);
+	else
+		screen_size(&w, &h);
 	if (w == t->c->w && h == t->c->h)
 		return 0;
 	t->w = w;
@@ -284,7 +293,7 @@ static unsigned int on_session(struct tui *t, enum mms_session_event ev, char *e
 	case MMS_EV_QUIT:
 		return RX_QUIT;
 	case MMS_EV_RESIZE:
-		if (on_resize(t)) {
+		if (on_resize(t, true)) {
 			snprintf(errbuf, errlen, "out of memory resizing the screen");
 			return RX_QUIT;
 		}
@@ -328,8 +337,13 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 			return -EIO;
 		}
 		while ((key = screen_key(&m)) != -1) {
-			if (key == KEY_RESIZE)	/* curses noticed a new size by itself */
-				rx |= on_session(t, MMS_EV_RESIZE, errbuf, errlen);
+			if (key == KEY_RESIZE) {	/* curses has the new size already */
+				if (on_resize(t, false)) {
+					snprintf(errbuf, errlen, "out of memory resizing the screen");
+					rx |= RX_QUIT;
+				}
+				rx |= RX_REDRAW;
+			}
 			else if (key != -2)
 				rx |= tui_key(t, key, &m);
 		}

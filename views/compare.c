@@ -1,524 +1,636 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A/B comparison of runs (see include/mmscope/compare.h): per-run metric
- * values from stores, statistics per side, verdicts, and the three outputs.
+ * A/B comparison of runs (see include/mmscope/compare.h): each run is
+ * summed into entities (a lock, a caller, a process's mmap_lock, a fixed mm
+ * metric) keyed by name; finish turns entities into rows of per-run values,
+ * statistics per side and a verdict.  The outputs are in compare_print.c.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmscope/compare.h"
-#include "mmscope/format.h"
+#include "mmscope/mm_metrics.h"
 #include "mmscope/query.h"
-#include "mmscope/source.h"
+
+/* What an entity counts, which decides the rows it gives. */
+enum ent_kind {
+	K_WAIT,		/* lock waits: count, total ns */
+	K_HOLD,		/* mmap_lock holds: count, total ns */
+	K_OPS,		/* events: count */
+	K_DELTA,	/* summed changes (inferred VMA counts): total */
+	K_BATCH,	/* try_to_unmap removals: count, total pages */
+};
+
+struct ent_run {
+	double count, total;
+	bool seen;
+};
+
+struct mms_cmp_ent {
+	enum mms_cmp_group group;
+	enum ent_kind kind;
+	unsigned int need;	/* enum mms_cmp_have bit that measures it */
+	int order;		/* fixed rows first, in this order; then by rank */
+	const char *what;	/* K_OPS / K_DELTA: the row's name, "splits/s" */
+	double rank;
+	char name[128];
+	struct ent_run run[2][MMS_CMP_MAX_RUNS];
+};
+
+#define ORDER_RANKED 1000
+
+enum val { V_AVG, V_COUNT_RATE, V_TOTAL_RATE };
+
+struct row_def {
+	const char *what;	/* NULL: the entity's own */
+	enum mms_cmp_metric metric;
+	enum mms_cmp_unit unit;
+	bool lower_better;
+	enum val val;
+};
+
+/* The rows of each kind, in print order: the average first, as mails quote it. */
+static const struct row_def kind_rows[][3] = {
+	[K_WAIT] = {
+		{ "avg wait", MMS_CMP_M_AVG, MMS_CMP_NS, true, V_AVG },
+		{ "contended/s", MMS_CMP_M_RATE, MMS_CMP_PER_SEC, true, V_COUNT_RATE },
+		{ "wait/s", MMS_CMP_M_SUM, MMS_CMP_NS_PER_SEC, true, V_TOTAL_RATE },
+	},
+	[K_HOLD] = {
+		{ "avg hold", MMS_CMP_M_AVG, MMS_CMP_NS, true, V_AVG },
+		{ "acquired/s", MMS_CMP_M_RATE, MMS_CMP_PER_SEC, false, V_COUNT_RATE },
+		{ "held/s", MMS_CMP_M_SUM, MMS_CMP_NS_PER_SEC, true, V_TOTAL_RATE },
+	},
+	[K_OPS] = { { NULL, MMS_CMP_M_RATE, MMS_CMP_PER_SEC, false, V_COUNT_RATE } },
+	[K_DELTA] = { { NULL, MMS_CMP_M_SUM, MMS_CMP_PER_SEC, false, V_TOTAL_RATE } },
+	[K_BATCH] = {
+		{ "mean batch (pages)", MMS_CMP_M_AVG, MMS_CMP_PAGES, false, V_AVG },
+		{ "pages/s", MMS_CMP_M_SUM, MMS_CMP_PER_SEC, false, V_TOTAL_RATE },
+	},
+};
+
+/* Metrics of the mm families, and the entity each feeds (summed over processes). */
+static const struct fixed_def {
+	const char *metric;
+	const char *name;
+	const char *what;
+	enum mms_cmp_group group;
+	enum ent_kind kind;
+	unsigned int need;
+	bool always;		/* a row whenever the source ran, even with no events */
+} fixed[] = {
+	{ MMS_M_VMA_SPLIT, "VMA split", "splits/s", MMS_CMP_VMA, K_OPS, MMS_CMP_HAVE_VMA, true },
+	{ MMS_M_VMA_MERGE, "VMA merge", "merges/s", MMS_CMP_VMA, K_OPS, MMS_CMP_HAVE_VMA, true },
+	{ MMS_M_VMA_EXPAND, "VMA expand", "expands/s", MMS_CMP_VMA, K_OPS, MMS_CMP_HAVE_VMA,
+	  false },
+	{ MMS_M_VMA_SHRINK, "VMA shrink", "shrinks/s", MMS_CMP_VMA, K_OPS, MMS_CMP_HAVE_VMA,
+	  false },
+	{ MMS_M_VMA_INFERRED_UP, "VMA count up (inferred)", "VMAs/s", MMS_CMP_VMA, K_DELTA,
+	  MMS_CMP_HAVE_VMA_INFERRED, true },
+	{ MMS_M_VMA_INFERRED_DOWN, "VMA count down (inferred)", "VMAs/s", MMS_CMP_VMA, K_DELTA,
+	  MMS_CMP_HAVE_VMA_INFERRED, true },
+	{ MMS_M_RMAP_BATCH, "try_to_unmap", NULL, MMS_CMP_RMAP, K_BATCH,
+	  MMS_CMP_HAVE_RMAP_BATCH, true },
+};
+
+#define NR_FIXED (sizeof(fixed) / sizeof(fixed[0]))
+
+/* Per process name: mmap_lock waits (lock source) and holds (--mmap-hold). */
+static const struct {
+	const char *metric;
+	const char *name;
+	enum ent_kind kind;
+	unsigned int need;
+} mmap_defs[] = {
+	{ MMS_M_MMAP_WAIT_WRITE, "mmap_lock write wait", K_WAIT, MMS_CMP_HAVE_LOCK },
+	{ MMS_M_MMAP_WAIT_READ, "mmap_lock read wait", K_WAIT, MMS_CMP_HAVE_LOCK },
+	{ MMS_M_MMAP_HOLD_WRITE, "mmap_lock write hold", K_HOLD, MMS_CMP_HAVE_MMAP_HOLD },
+	{ MMS_M_MMAP_HOLD_READ, "mmap_lock read hold", K_HOLD, MMS_CMP_HAVE_MMAP_HOLD },
+};
+
+#define NR_MMAP_DEFS (sizeof(mmap_defs) / sizeof(mmap_defs[0]))
 
 void mms_compare_init(struct mms_compare *c, const char *base, const char *new_label)
 {
 	memset(c, 0, sizeof(*c));
-	c->label[0] = base ? base : "base";
-	c->label[1] = new_label ? new_label : "new";
+	c->label[0] = base && *base ? base : "base";
+	c->label[1] = new_label && *new_label ? new_label : "new";
 	c->alpha = 0.05;
 }
 
 void mms_compare_free(struct mms_compare *c)
 {
 	free(c->rows);
+	free(c->ents);
+	free(c->hash);
 	c->rows = NULL;
-	c->nr = c->cap = 0;
+	c->ents = NULL;
+	c->hash = NULL;
+	c->nr = c->cap = c->nr_ents = c->cap_ents = c->hash_cap = 0;
 }
 
-static struct mms_cmp_row *row_get(struct mms_compare *c, enum mms_cmp_group g, const char *name,
-				   const char *what, enum mms_cmp_unit unit)
+/* ---- entities by (group, name) ---- */
+
+static size_t ent_hash(enum mms_cmp_group g, const char *name)
 {
-	struct mms_cmp_row *r;
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)g;
 
-	for (size_t i = 0; i < c->nr; i++) {
-		r = &c->rows[i];
-		if (r->group == g && !strcmp(r->name, name) && !strcmp(r->what, what))
-			return r;
-	}
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-
-		r = realloc(c->rows, cap * sizeof(*r));
-		if (!r)
-			return NULL;
-		c->rows = r;
-		c->cap = cap;
-	}
-	r = &c->rows[c->nr++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	snprintf(r->what, sizeof(r->what), "%s", what);
-	r->group = g;
-	r->unit = unit;
-	for (int s = 0; s < 2; s++)
-		for (int k = 0; k < MMS_CMP_MAX_RUNS; k++)
-			r->side[s].v[k] = NAN;
-	return r;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+	return (size_t)h;
 }
 
-/* Adds value to a row's current run (rows summed from several keys add up). */
-static int put(struct mms_compare *c, int side, enum mms_cmp_group g, const char *name,
-	       const char *what, enum mms_cmp_unit unit, double v, double rank)
+static void hash_insert(struct mms_compare *c, size_t idx)
 {
-	struct mms_cmp_row *r = row_get(c, g, name, what, unit);
-	int run = c->runs[side];
+	size_t i = ent_hash(c->ents[idx].group, c->ents[idx].name) & (c->hash_cap - 1);
 
-	if (!r)
+	while (c->hash[i])
+		i = (i + 1) & (c->hash_cap - 1);
+	c->hash[i] = (unsigned int)idx + 1;
+}
+
+static int grow(struct mms_compare *c)
+{
+	size_t cap = c->cap_ents ? c->cap_ents * 2 : 64;
+	struct mms_cmp_ent *e = realloc(c->ents, cap * sizeof(*e));
+	unsigned int *h;
+
+	if (!e)
 		return -ENOMEM;
-	r->side[side].v[run] = isnan(r->side[side].v[run]) ? v : r->side[side].v[run] + v;
-	r->rank += rank;
+	c->ents = e;
+	c->cap_ents = cap;
+	/* The index stays at most half full. */
+	h = calloc(cap * 2, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	free(c->hash);
+	c->hash = h;
+	c->hash_cap = cap * 2;
+	for (size_t i = 0; i < c->nr_ents; i++)
+		hash_insert(c, i);
 	return 0;
 }
 
-/* A lock's name without what differs from boot to boot (addresses, pids). */
+static struct mms_cmp_ent *ent_get(struct mms_compare *c, enum mms_cmp_group g, const char *name,
+				   enum ent_kind kind, unsigned int need)
+{
+	struct mms_cmp_ent *e;
+	size_t i;
+
+	if (c->hash_cap) {
+		for (i = ent_hash(g, name) & (c->hash_cap - 1); c->hash[i];
+		     i = (i + 1) & (c->hash_cap - 1)) {
+			e = &c->ents[c->hash[i] - 1];
+			if (e->group == g && !strcmp(e->name, name))
+				return e;
+		}
+	}
+	if (c->nr_ents == c->cap_ents && grow(c))
+		return NULL;
+	e = &c->ents[c->nr_ents];
+	memset(e, 0, sizeof(*e));
+	e->group = g;
+	e->kind = kind;
+	e->need = need;
+	e->order = ORDER_RANKED;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	hash_insert(c, c->nr_ents++);
+	return e;
+}
+
+/* Adds one run's numbers to an entity (several keys of one name add up). */
+static int ent_add(struct mms_compare *c, int side, struct mms_cmp_ent *e, double count,
+		   double total)
+{
+	struct ent_run *r;
+
+	if (!e)
+		return -ENOMEM;
+	r = &e->run[side][c->runs[side]];
+	r->count += count;
+	r->total += total;
+	r->seen = true;
+	/* Weight by rate, so that a long run does not outweigh short ones. */
+	e->rank += (e->kind == K_OPS ? count : total) / c->secs[side][c->runs[side]];
+	return 0;
+}
+
+/* A fixed metric's entity, in its place among the rows. */
+static struct mms_cmp_ent *fixed_get(struct mms_compare *c, size_t k)
+{
+	struct mms_cmp_ent *e = ent_get(c, fixed[k].group, fixed[k].name, fixed[k].kind,
+					fixed[k].need);
+
+	if (e) {
+		e->order = (int)k;
+		e->what = fixed[k].what;
+	}
+	return e;
+}
+
+/* ---- one run ---- */
+
+/* The locks the mm patches are about, summed per kind in the totals ([0]: all locks). */
+static const enum mms_lock_kind mm_kinds[] = {
+	MMS_LOCK_UNKNOWN, MMS_LOCK_MMAP, MMS_LOCK_I_MMAP, MMS_LOCK_ANON_VMA,
+};
+
+#define NR_MM_KINDS ((int)(sizeof(mm_kinds) / sizeof(mm_kinds[0])))
+
+static bool is_mm_kind(uint32_t kind)
+{
+	for (int k = 1; k < NR_MM_KINDS; k++)
+		if (kind == (uint32_t)mm_kinds[k])
+			return true;
+	return false;
+}
+
+/*
+ * A lock's name without what differs from boot to boot: the process name
+ * of an mm lock (not its pid), one row for every lock known only by address.
+ */
 static void lock_cmp_name(const struct mms_store *st, uint32_t lock_id, char *buf, size_t len)
 {
 	const struct mms_lock_info *l = mms_store_get_lock(st, lock_id);
+	const char *name = l ? mms_store_get_str(st, l->name_id) : "";
 
-	if (l && (l->kind == MMS_LOCK_MMAP || l->kind == MMS_LOCK_SIGLOCK) && l->owner_comm_id)
-		snprintf(buf, len, "%s (%s)", mms_store_get_str(st, l->name_id),
-			 mms_store_get_str(st, l->owner_comm_id));
+	if (!*name)
+		snprintf(buf, len, "unnamed locks");
+	else if ((l->kind == MMS_LOCK_MMAP || l->kind == MMS_LOCK_SIGLOCK) && l->owner_comm_id)
+		snprintf(buf, len, "%s (%s)", name, mms_store_get_str(st, l->owner_comm_id));
+	else if (l->kind == MMS_LOCK_MMAP || l->kind == MMS_LOCK_SIGLOCK)
+		snprintf(buf, len, "%s", name);
 	else
 		mms_store_lock_label(st, lock_id, buf, len);
 }
 
-static double store_secs(const struct mms_store *st)
+/* "vma_prepare+0x1d5" -> "vma_prepare": offsets move between kernel builds. */
+static void caller_cmp_name(const char *label, char *buf, size_t len)
 {
-	uint64_t ns = 0;
+	const char *plus = strrchr(label, '+');
 
-	for (uint32_t i = 0; i < mms_store_count(st); i++)
-		ns += mms_store_at(st, i)->dur_ns;
-	return ns ? (double)ns / 1e9 : 1;
+	if (!strncmp(label, "0x", 2) || !strcmp(label, "unknown") || !*label)
+		snprintf(buf, len, "unsymbolised callers");
+	else if (plus && !strncmp(plus, "+0x", 3) && plus > label)
+		snprintf(buf, len, "%.*s", (int)(plus - label), label);
+	else
+		snprintf(buf, len, "%s", label);
 }
 
-/* Sums wait stats per comparable name, then one value per name and metric. */
 static int add_lock_rows(struct mms_compare *c, int side, const struct mms_store *st,
-			 enum mms_group by, enum mms_cmp_group g, double secs)
+			 enum mms_group by)
 {
-	struct mms_query q = { .by = by, .to = mms_store_count(st) - 1 };
+	struct mms_query q = { .by = by, .to = mms_store_count(st) - 1, .no_sort = true };
 	struct mms_rows rows = { 0 };
+	double all_n = 0, all_t = 0;
 	int err = mms_query_locks(st, &q, &rows);
 
 	for (size_t i = 0; !err && i < rows.nr; i++) {
 		const struct mms_row *r = &rows.rows[i];
-		char name[96];
-		double rank = (double)r->wait.total;
+		double n = (double)r->wait.count, t = (double)r->wait.total;
+		const struct mms_lock_info *l;
+		char name[128];
 
-		if (by == MMS_BY_LOCK)
-			lock_cmp_name(st, r->first_lock, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "%s", r->label);
-		/* avg wait is derived later from these two, over the merged keys. */
-		err = put(c, side, g, name, "wait/s", MMS_CMP_NS_PER_SEC,
-				  (double)r->wait.total / secs, rank);
-		if (!err)
-			err = put(c, side, g, name, "contended/s", MMS_CMP_PER_SEC,
-				  (double)r->wait.count / secs, rank);
+		if (by == MMS_BY_CALLER) {
+			caller_cmp_name(r->label, name, sizeof(name));
+			err = ent_add(c, side, ent_get(c, MMS_CMP_CALLERS, name, K_WAIT,
+							     MMS_CMP_HAVE_LOCK), n, t);
+			continue;
+		}
+		all_n += n;
+		all_t += t;
+		lock_cmp_name(st, r->first_lock, name, sizeof(name));
+		err = ent_add(c, side, ent_get(c, MMS_CMP_LOCKS, name, K_WAIT, MMS_CMP_HAVE_LOCK),
+			      n, t);
+		l = mms_store_get_lock(st, r->first_lock);
+		if (err || !l || !is_mm_kind(l->kind))
+			continue;
+		snprintf(name, sizeof(name), "all %s", mms_lock_kind_name(l->kind));
+		err = ent_add(c, side, ent_get(c, MMS_CMP_TOTALS, name, K_WAIT, MMS_CMP_HAVE_LOCK),
+			      n, t);
 	}
+	if (!err && by == MMS_BY_LOCK)
+		err = ent_add(c, side, ent_get(c, MMS_CMP_TOTALS, "all locks", K_WAIT,
+					       MMS_CMP_HAVE_LOCK), all_n, all_t);
 	mms_rows_free(&rows);
 	return err;
 }
 
 static int add_metric(struct mms_compare *c, int side, const struct mms_store *st,
-		      const char *metric, enum mms_cmp_group g, const char *name, double secs,
-		      bool per_process)
+		      const struct mms_metric_sample *m, const char *metric, unsigned int have)
 {
-	uint32_t n = mms_store_count(st);
+	const struct mms_task *t;
+	char name[128];
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct mms_interval *iv = mms_store_at(st, i);
-
-		for (uint32_t j = 0; j < iv->n_metrics; j++) {
-			const struct mms_metric_sample *m = &iv->metrics[j];
-			const struct mms_task *t;
-			char nm[96];
-			int err;
-
-			if (strcmp(mms_store_get_str(st, m->metric_id), metric))
-				continue;
-			t = mms_store_get_task(st, m->proc_id);
-			if (per_process)
-				snprintf(nm, sizeof(nm), "%s (%s)", name,
-					 t ? mms_store_get_str(st, t->comm_id) : "system");
-			else
-				snprintf(nm, sizeof(nm), "%s", name);
-			err = put(c, side, g, nm, "~count", MMS_CMP_PER_SEC,
-				  (double)m->stat.count, 0);
-			if (!err)
-				err = put(c, side, g, nm, "~total", MMS_CMP_PER_SEC,
-					  (double)m->stat.total, (double)m->stat.total);
-			if (!err)
-				err = put(c, side, g, nm, "count/s", MMS_CMP_PER_SEC,
-					  (double)m->stat.count / secs, 0);
-			if (!err && g == MMS_CMP_MMAP)
-				err = put(c, side, g, nm, "wait/s", MMS_CMP_NS_PER_SEC,
-					  (double)m->stat.total / secs, 0);
-			if (!err && g == MMS_CMP_RMAP)
-				err = put(c, side, g, nm, "pages/s", MMS_CMP_PER_SEC,
-					  (double)m->stat.total / secs, 0);
-			if (err)
-				return err;
-		}
+	for (size_t k = 0; k < NR_FIXED; k++)
+		if ((have & fixed[k].need) && !strcmp(metric, fixed[k].metric))
+			return ent_add(c, side, fixed_get(c, k), (double)m->stat.count,
+				       (double)m->stat.total);
+	for (size_t k = 0; k < NR_MMAP_DEFS; k++) {
+		if (!(have & mmap_defs[k].need) || strcmp(metric, mmap_defs[k].metric))
+			continue;
+		t = mms_store_get_task(st, m->proc_id);
+		snprintf(name, sizeof(name), "%s (%s)", mmap_defs[k].name,
+			 t ? mms_store_get_str(st, t->comm_id) : "unknown process");
+		return ent_add(c, side, ent_get(c, MMS_CMP_MMAP, name, mmap_defs[k].kind,
+						mmap_defs[k].need),
+			       (double)m->stat.count, (double)m->stat.total);
 	}
 	return 0;
 }
 
 int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store *st,
-			unsigned int families)
+			unsigned int have)
 {
-	double secs = store_secs(st);
-	struct mms_stat all = { 0 };
-	int err = 0;
+	uint32_t n = mms_store_count(st);
+	uint64_t ns = 0;
+	int run, err = 0;
 
-	if (c->runs[side] >= MMS_CMP_MAX_RUNS)
+	if (side < 0 || side > 1)
+		return -EINVAL;
+	run = c->runs[side];
+	if (run >= MMS_CMP_MAX_RUNS)
 		return -E2BIG;
-	for (uint32_t i = 0; i < mms_store_count(st); i++) {
+	for (uint32_t i = 0; i < n; i++)
+		ns += mms_store_at(st, i)->dur_ns;
+	c->secs[side][run] = ns ? (double)ns / 1e9 : 1;
+	c->have[side][run] = have;
+	/* Rows that exist whenever their source ran: quiet is a real 0 then. */
+	for (size_t k = 0; k < NR_FIXED; k++)
+		if (fixed[k].always && (have & fixed[k].need) && !fixed_get(c, k))
+			return -ENOMEM;
+	if (have & MMS_CMP_HAVE_LOCK) {
+		/*
+		 * All locks, then the mm locks as a whole whether they were
+		 * contended or not: "no i_mmap_rwsem wait on either side" is
+		 * news in an mm patch mail, and robust to file names that vary.
+		 */
+		for (int k = 0; k < NR_MM_KINDS; k++) {
+			char name[64];
+			struct mms_cmp_ent *e;
+
+			snprintf(name, sizeof(name), "all %s",
+				 k ? mms_lock_kind_name(mm_kinds[k]) : "locks");
+			e = ent_get(c, MMS_CMP_TOTALS, name, K_WAIT, MMS_CMP_HAVE_LOCK);
+			if (!e)
+				return -ENOMEM;
+			e->order = k;
+		}
+		if (n)
+			err = add_lock_rows(c, side, st, MMS_BY_LOCK);
+		if (!err && n)
+			err = add_lock_rows(c, side, st, MMS_BY_CALLER);
+	}
+	for (uint32_t i = 0; !err && i < n; i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);
 
-		for (uint32_t j = 0; j < iv->n_locks; j++)
-			mms_stat_merge(&all, &iv->locks[j].wait);
+		for (uint32_t j = 0; !err && j < iv->n_metrics; j++)
+			err = add_metric(c, side, st, &iv->metrics[j],
+					 mms_store_get_str(st, iv->metrics[j].metric_id), have);
 	}
-	if (families & (1U << MMS_FAM_LOCK)) {
-		err = put(c, side, MMS_CMP_TOTALS, "all locks", "contended/s", MMS_CMP_PER_SEC,
-			  (double)all.count / secs, 0);
-		if (!err)
-			err = put(c, side, MMS_CMP_TOTALS, "all locks", "wait/s",
-				  MMS_CMP_NS_PER_SEC, (double)all.total / secs, 0);
-		if (!err && mms_store_count(st))
-			err = add_lock_rows(c, side, st, MMS_BY_LOCK, MMS_CMP_LOCKS, secs);
-		if (!err && mms_store_count(st))
-			err = add_lock_rows(c, side, st, MMS_BY_CALLER, MMS_CMP_CALLERS, secs);
-		if (!err)
-			err = add_metric(c, side, st, "mmap_lock.wait.write", MMS_CMP_MMAP,
-					 "mmap_lock write wait", secs, true);
-		if (!err)
-			err = add_metric(c, side, st, "mmap_lock.wait.read", MMS_CMP_MMAP,
-					 "mmap_lock read wait", secs, true);
-	}
-	if (!err && (families & (1U << MMS_FAM_VMA))) {
-		static const char *const vma[][2] = {
-			{ "vma.split", "VMA splits" }, { "vma.merge", "VMA merges" },
-			{ "vma.expand", "VMA expands" }, { "vma.shrink", "VMA shrinks" },
-			{ "vma.inferred.up", "VMA count up (inferred)" },
-			{ "vma.inferred.down", "VMA count down (inferred)" },
-		};
-
-		for (size_t k = 0; !err && k < sizeof(vma) / sizeof(vma[0]); k++)
-			err = add_metric(c, side, st, vma[k][0], MMS_CMP_VMA, vma[k][1], secs, false);
-	}
-	if (!err && (families & (1U << MMS_FAM_RMAP)))
-		err = add_metric(c, side, st, "rmap.batch", MMS_CMP_RMAP, "try_to_unmap", secs,
-				 false);
-	if (err)
+	if (err) {
+		/* Leave no half run behind for the next one to add to. */
+		for (size_t i = 0; i < c->nr_ents; i++)
+			c->ents[i].run[side][run] = (struct ent_run){ 0 };
 		return err;
-	/* Which rows this run could have had: rates it lacks are zeros, not gaps. */
-	for (size_t i = 0; i < c->nr; i++) {
-		struct mms_cmp_row *r = &c->rows[i];
-		bool has = r->group == MMS_CMP_VMA ? families & (1U << MMS_FAM_VMA) :
-			   r->group == MMS_CMP_RMAP ? families & (1U << MMS_FAM_RMAP) :
-			   families & (1U << MMS_FAM_LOCK);
-
-		if (has)
-			r->side[side].runs++;
 	}
 	c->runs[side]++;
 	return 0;
 }
 
-static struct mms_cmp_row *find(struct mms_compare *c, const struct mms_cmp_row *like,
-				const char *what)
+/* ---- statistics ---- */
+
+static double run_value(const struct mms_cmp_ent *e, const struct row_def *d, int s, int k,
+			double secs)
 {
-	for (size_t i = 0; i < c->nr; i++)
-		if (c->rows[i].group == like->group && !strcmp(c->rows[i].name, like->name) &&
-		    !strcmp(c->rows[i].what, what))
-			return &c->rows[i];
-	return NULL;
-}
+	const struct ent_run *r = &e->run[s][k];
 
-/* Derived per-run values: avg wait = wait/s / contended/s; mean batch = total / count. */
-static int derive(struct mms_compare *c)
-{
-	size_t n = c->nr;
-
-	for (size_t i = 0; i < n; i++) {
-		struct mms_cmp_row base = c->rows[i], *d;
-		char den_what[32];
-		const struct mms_cmp_row *num, *den;
-		const char *what;
-		enum mms_cmp_unit unit;
-
-		if (!strcmp(base.what, "wait/s") && base.group != MMS_CMP_MMAP) {
-			num = &c->rows[i];
-			den = find(c, &base, "contended/s");
-			what = "avg wait";
-			unit = MMS_CMP_NS;
-		} else if (!strcmp(base.what, "~total") &&
-			   (base.group == MMS_CMP_RMAP || base.group == MMS_CMP_MMAP)) {
-			num = &c->rows[i];
-			den = find(c, &base, "~count");
-			what = base.group == MMS_CMP_RMAP ? "mean batch (pages)" : "avg wait";
-			unit = base.group == MMS_CMP_RMAP ? MMS_CMP_PAGES : MMS_CMP_NS;
-		} else {
-			continue;
-		}
-		if (!den)
-			continue;
-		snprintf(den_what, sizeof(den_what), "%s", den->what);
-		d = row_get(c, base.group, base.name, what, unit);
-		if (!d)
-			return -ENOMEM;
-		/* row_get may have moved the array. */
-		num = find(c, &base, base.what);
-		den = find(c, &base, den_what);
-		d->rank = num->rank;
-		for (int s = 0; s < 2; s++) {
-			d->side[s].runs = num->side[s].runs;
-			for (int k = 0; k < c->runs[s]; k++)
-				d->side[s].v[k] = den->side[s].v[k] > 0 ?
-					num->side[s].v[k] / den->side[s].v[k] : NAN;
-		}
+	switch (d->val) {
+	case V_AVG:
+		return r->count > 0 ? r->total / r->count : NAN;
+	case V_COUNT_RATE:
+		return r->count / secs;
+	default:
+		return r->total / secs;
 	}
-	return 0;
 }
 
-static int cmp_rows(const void *a, const void *b)
+static void fill_row(const struct mms_compare *c, const struct mms_cmp_ent *e,
+		     const struct row_def *d, struct mms_cmp_row *r)
 {
-	const struct mms_cmp_row *x = a, *y = b;
-
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1;
-	if (strcmp(x->name, y->name))
-		return strcmp(x->name, y->name);
-	return strcmp(x->what, y->what);
-}
-
-static void finish_row(struct mms_cmp_row *r, int runs[2])
-{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", e->name);
+	r->what = d->what ? d->what : e->what ? e->what : "per sec";
+	r->group = e->group;
+	r->metric = d->metric;
+	r->unit = d->unit;
+	r->lower_better = d->lower_better;
+	r->rank = e->rank;
 	for (int s = 0; s < 2; s++) {
 		struct mms_cmp_side *sd = &r->side[s];
 		double v[MMS_CMP_MAX_RUNS];
 		int n = 0;
-		bool avg = r->unit == MMS_CMP_NS || r->unit == MMS_CMP_PAGES;
 
-		sd->present = 0;
-		for (int k = 0; k < runs[s]; k++) {
-			if (!isnan(sd->v[k])) {
-				v[n++] = sd->v[k];
+		for (int k = 0; k < MMS_CMP_MAX_RUNS; k++)
+			sd->v[k] = NAN;
+		for (int k = 0; k < c->runs[s]; k++) {
+			if (!(c->have[s][k] & e->need))
+				continue;	/* not measured: no value, not a zero */
+			sd->runs++;
+			sd->v[k] = run_value(e, d, s, k, c->secs[s][k]);
+			if (isnan(sd->v[k]))
+				continue;
+			if (e->run[s][k].seen)
 				sd->present++;
-			} else if (!avg && sd->runs) {
-				v[n++] = 0;	/* the source ran and saw nothing */
-			}
+			v[n++] = sd->v[k];
 		}
 		sd->na = !sd->runs;
 		mms_runstats(v, n, &sd->st);
 	}
-	r->change_pct = r->side[0].st.n && r->side[1].st.n && r->side[0].st.mean != 0 ?
-		(r->side[1].st.mean - r->side[0].st.mean) / r->side[0].st.mean * 100 : NAN;
+	if (!r->side[0].st.n || !r->side[1].st.n)
+		r->change_pct = NAN;
+	else if (r->side[0].st.mean != 0)
+		r->change_pct = (r->side[1].st.mean - r->side[0].st.mean) /
+				fabs(r->side[0].st.mean) * 100;
+	else
+		r->change_pct = r->side[1].st.mean == 0 ? 0 : NAN;
 	mms_welch(&r->side[0].st, &r->side[1].st, &r->welch);
+}
+
+static int group_pos(enum mms_cmp_group g)
+{
+	int i = 0;
+
+	while (g > 1) {
+		g >>= 1;
+		i++;
+	}
+	return i;
+}
+
+static int cmp_ents(const void *a, const void *b)
+{
+	const struct mms_cmp_ent *x = *(const struct mms_cmp_ent *const *)a;
+	const struct mms_cmp_ent *y = *(const struct mms_cmp_ent *const *)b;
+
+	if (x->group != y->group)
+		return group_pos(x->group) < group_pos(y->group) ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool ranked_group(enum mms_cmp_group g)
+{
+	return g == MMS_CMP_LOCKS || g == MMS_CMP_CALLERS || g == MMS_CMP_MMAP;
 }
 
 int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o)
 {
 	unsigned int groups = o && o->groups ? o->groups : MMS_CMP_ALL;
-	int entries = o && o->entries ? o->entries : 5;
-	size_t w = 0;
-	int err = derive(c);
+	unsigned int metrics = o && o->metrics ? o->metrics : MMS_CMP_M_ALL;
+	int entries = o && o->entries > 0 ? o->entries : 5, in_group = 0;
+	enum mms_cmp_group cur = 0;
+	struct mms_cmp_ent **order;
+	size_t want = 0;
 
-	if (err)
-		return err;
-	qsort(c->rows, c->nr, sizeof(*c->rows), cmp_rows);
-	for (size_t i = 0; i < c->nr; i++) {
-		struct mms_cmp_row *r = &c->rows[i];
-		int rank_pos = 0;
+	order = malloc((c->nr_ents ? c->nr_ents : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_ents; i++)
+		order[i] = &c->ents[i];
+	qsort(order, c->nr_ents, sizeof(*order), cmp_ents);
+	c->nr = 0;
+	for (size_t i = 0; i < c->nr_ents; i++) {
+		const struct mms_cmp_ent *e = order[i];
 
-		if (!(groups & r->group) || r->what[0] == '~')
-			continue;
-		/* Top entries per group by name: count the distinct names before this one. */
-		if (r->group == MMS_CMP_LOCKS || r->group == MMS_CMP_CALLERS ||
-		    r->group == MMS_CMP_MMAP) {
-			for (size_t j = 0; j < i; j++)
-				if (c->rows[j].group == r->group && c->rows[j].what[0] != '~' &&
-				    !strcmp(c->rows[j].what, r->what))
-					rank_pos++;
-			if (rank_pos >= entries)
-				continue;
+		if (e->group != cur) {
+			cur = e->group;
+			in_group = 0;
 		}
-		finish_row(r, c->runs);
-		c->rows[w++] = *r;
+		if (!(groups & e->group) || (ranked_group(e->group) && in_group++ >= entries)) {
+			order[i] = NULL;
+			continue;
+		}
+		for (int k = 0; k < 3; k++)
+			if (kind_rows[e->kind][k].metric & metrics)
+				want++;
 	}
-	c->nr = w;
+	if (want > c->cap) {
+		struct mms_cmp_row *r = realloc(c->rows, want * sizeof(*r));
+
+		if (!r) {
+			free(order);
+			return -ENOMEM;
+		}
+		c->rows = r;
+		c->cap = want;
+	}
+	for (size_t i = 0; i < c->nr_ents; i++) {
+		if (!order[i])
+			continue;
+		for (int k = 0; k < 3; k++) {
+			const struct row_def *d = &kind_rows[order[i]->kind][k];
+
+			if (d->metric & metrics)
+				fill_row(c, order[i], d, &c->rows[c->nr++]);
+		}
+	}
+	free(order);
 	return 0;
 }
 
-const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r)
+const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r,
+				char *buf, size_t len)
 {
-	static char buf[48];
+	const struct mms_cmp_side *a = &r->side[0], *b = &r->side[1];
 
-	if (r->side[0].na) {
-		snprintf(buf, sizeof(buf), "n/a on %s", c->label[0]);
-		return buf;
-	}
-	if (r->side[1].na) {
-		snprintf(buf, sizeof(buf), "n/a on %s", c->label[1]);
-		return buf;
-	}
-	if (!r->side[0].st.n || !r->side[1].st.n)
-		return "no data on one side";
-	if (!r->welch.valid)
-		return "n/a (needs 2+ runs a side)";
-	return r->welch.p < c->alpha ? "significant" : "within noise";
+	if (a->na && b->na)
+		snprintf(buf, len, "n/a on both");
+	else if (a->na || b->na)
+		snprintf(buf, len, "n/a on %s", c->label[a->na ? 0 : 1]);
+	else if (!a->st.n && !b->st.n)
+		snprintf(buf, len, "no data on both");
+	else if (!a->st.n || !b->st.n)
+		snprintf(buf, len, "no data on %s", c->label[!a->st.n ? 0 : 1]);
+	else if (a->runs < 2 || b->runs < 2)
+		snprintf(buf, len, "needs 2+ runs a side");
+	else if (!r->welch.valid)
+		snprintf(buf, len, "too few runs with data");
+	else
+		snprintf(buf, len, "%s", r->welch.p < c->alpha ? "significant" : "within noise");
+	return buf;
 }
 
-int mms_compare_parse_groups(const char *list, unsigned int *groups)
+static const struct {
+	const char *name;
+	unsigned int bit;
+	bool metric;
+} keys[] = {
+	{ "totals", MMS_CMP_TOTALS, false }, { "locks", MMS_CMP_LOCKS, false },
+	{ "callers", MMS_CMP_CALLERS, false }, { "mmap_lock", MMS_CMP_MMAP, false },
+	{ "vma", MMS_CMP_VMA, false }, { "rmap", MMS_CMP_RMAP, false },
+	{ "all", MMS_CMP_ALL, false }, { "avg", MMS_CMP_M_AVG, true },
+	{ "rate", MMS_CMP_M_RATE, true }, { "sum", MMS_CMP_M_SUM, true },
+};
+
+const char *mms_compare_group_name(enum mms_cmp_group g)
 {
-	static const struct {
-		const char *name;
-		unsigned int bit;
-	} t[] = {
-		{ "totals", MMS_CMP_TOTALS }, { "locks", MMS_CMP_LOCKS },
-		{ "callers", MMS_CMP_CALLERS }, { "mmap_lock", MMS_CMP_MMAP },
-		{ "vma", MMS_CMP_VMA }, { "rmap", MMS_CMP_RMAP }, { "all", MMS_CMP_ALL },
-	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (!keys[k].metric && keys[k].bit == (unsigned int)g)
+			return keys[k].name;
+	return "?";
+}
+
+int mms_compare_parse_keys(const char *list, unsigned int *groups, unsigned int *metrics)
+{
 	char buf[256], *tok, *save = NULL;
 
-	*groups = 0;
-	snprintf(buf, sizeof(buf), "%s", list);
+	*groups = *metrics = 0;
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -EINVAL;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t k;
 
-		for (k = 0; k < sizeof(t) / sizeof(t[0]); k++)
-			if (!strcmp(tok, t[k].name))
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strcmp(tok, keys[k].name))
 				break;
-		if (k == sizeof(t) / sizeof(t[0]))
+		if (k == sizeof(keys) / sizeof(keys[0]))
 			return -EINVAL;
-		*groups |= t[k].bit;
+		*(keys[k].metric ? metrics : groups) |= keys[k].bit;
 	}
-	return *groups ? 0 : -EINVAL;
+	return *groups || *metrics ? 0 : -EINVAL;
 }
 
-static void fmt_val(char *buf, size_t len, enum mms_cmp_unit unit, double v)
+int mms_compare_notes(const struct mms_compare *c, char *buf, size_t len)
 {
-	char t[24];
+	static const struct {
+		unsigned int need;
+		const char *note;
+	} notes[] = {
+		{ MMS_CMP_HAVE_LOCK, "lock waits (no run had a lock contention source)" },
+		{ MMS_CMP_HAVE_VMA | MMS_CMP_HAVE_VMA_INFERRED,
+		  "VMA split/merge (no run had a VMA source)" },
+		{ MMS_CMP_HAVE_RMAP_BATCH,
+		  "try_to_unmap batches (need rmap tracepoint or fentry)" },
+	};
+	unsigned int any = 0;
+	size_t o = 0;
 
-	switch (unit) {
-	case MMS_CMP_NS:
-		mms_fmt_time(buf, len, (uint64_t)(v + 0.5), 0);
-		break;
-	case MMS_CMP_NS_PER_SEC:
-		mms_fmt_time(t, sizeof(t), (uint64_t)(v + 0.5), 0);
-		snprintf(buf, len, "%s/s", t);
-		break;
-	case MMS_CMP_PAGES:
-		snprintf(buf, len, "%.2f", v);
-		break;
-	default:
-		snprintf(buf, len, v < 100 ? "%.2f" : "%.0f", v);
-		break;
+	if (len)
+		buf[0] = 0;
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < c->runs[s]; k++)
+			any |= c->have[s][k];
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
+		if ((any & notes[i].need) || o >= len)
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s\n", notes[i].note);
 	}
-}
-
-void mms_compare_print_text(FILE *f, const struct mms_compare *c)
-{
-	fprintf(f, "%s: %d run%s, %s: %d run%s; Welch's t-test, significant at p < %.2f\n",
-		c->label[0], c->runs[0], c->runs[0] == 1 ? "" : "s", c->label[1], c->runs[1],
-		c->runs[1] == 1 ? "" : "s", c->alpha);
-	for (size_t i = 0; i < c->nr; i++) {
-		const struct mms_cmp_row *r = &c->rows[i];
-		char ch[32];
-
-		fprintf(f, "\n%.60s: %s\n", r->name, r->what);
-		fprintf(f, "  %-10s %4s %12s %8s %12s %12s\n", "", "runs", "avg", "%stdev", "min",
-			"max");
-		for (int s = 0; s < 2; s++) {
-			const struct mms_cmp_side *sd = &r->side[s];
-			char a[32], lo[32], hi[32];
-
-			if (sd->na || !sd->st.n) {
-				fprintf(f, "  %-10.10s %4d %12s\n", c->label[s], sd->st.n,
-					sd->na ? "n/a" : "-");
-				continue;
-			}
-			fmt_val(a, sizeof(a), r->unit, sd->st.mean);
-			fmt_val(lo, sizeof(lo), r->unit, sd->st.min);
-			fmt_val(hi, sizeof(hi), r->unit, sd->st.max);
-			fprintf(f, "  %-10.10s %4d %12s %7.2f%% %12s %12s\n", c->label[s], sd->st.n,
-				a, sd->st.pct_stdev, lo, hi);
-		}
-		if (isnan(r->change_pct))
-			snprintf(ch, sizeof(ch), "n/a");
-		else
-			snprintf(ch, sizeof(ch), "%+.2f%%", r->change_pct);
-		fprintf(f, "  %-10s %s  %s", "change", ch, mms_compare_verdict(c, r));
-		if (r->welch.valid)
-			fprintf(f, r->welch.p < 0.001 ? " (t=%.2f, df=%.1f, p<0.001)" :
-				" (t=%.2f, df=%.1f, p=%.3f)", r->welch.t, r->welch.df, r->welch.p);
-		fputc('\n', f);
-	}
-}
-
-static void json_side(FILE *f, const struct mms_cmp_side *sd)
-{
-	if (sd->na || !sd->st.n) {
-		fprintf(f, "{\"runs\": %d, \"na\": %s}", sd->st.n, sd->na ? "true" : "false");
-		return;
-	}
-	fprintf(f, "{\"runs\": %d, \"avg\": %.6g, \"stdev\": %.6g, \"pct_stdev\": %.4f, "
-		"\"min\": %.6g, \"max\": %.6g}", sd->st.n, sd->st.mean, sd->st.stdev,
-		sd->st.pct_stdev, sd->st.min, sd->st.max);
-}
-
-void mms_compare_print_json(FILE *f, const struct mms_compare *c)
-{
-	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages" };
-	char esc[256];
-
-	fprintf(f, "{\n  \"base\": \"%s\", \"new\": \"%s\", \"runs\": [%d, %d], "
-		"\"test\": \"welch\", \"alpha\": %.2f,\n  \"rows\": [", c->label[0], c->label[1],
-		c->runs[0], c->runs[1], c->alpha);
-	for (size_t i = 0; i < c->nr; i++) {
-		const struct mms_cmp_row *r = &c->rows[i];
-
-		mms_fmt_json_str(esc, sizeof(esc), r->name);
-		fprintf(f, "%s\n    {\"name\": \"%s\", \"metric\": \"%s\", \"unit\": \"%s\", "
-			"\"base\": ", i ? "," : "", esc, r->what, units[r->unit]);
-		json_side(f, &r->side[0]);
-		fputs(", \"new\": ", f);
-		json_side(f, &r->side[1]);
-		if (isnan(r->change_pct))
-			fputs(", \"change_pct\": null", f);
-		else
-			fprintf(f, ", \"change_pct\": %.4f", r->change_pct);
-		if (r->welch.valid && isfinite(r->welch.t))
-			fprintf(f, ", \"t\": %.4f, \"df\": %.2f, \"p\": %.6g", r->welch.t,
-				r->welch.df, r->welch.p);
-		fprintf(f, ", \"verdict\": \"%s\"}", mms_compare_verdict(c, r));
-	}
-	fputs("\n  ]\n}\n", f);
-}
-
-void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep)
-{
-	const char *s = sep ? sep : ",";
-
-	fprintf(f, "name%smetric%sbase_runs%sbase_avg%sbase_pct_stdev%sbase_min%sbase_max%s"
-		"new_runs%snew_avg%snew_pct_stdev%snew_min%snew_max%schange_pct%sp%sverdict\n",
-		s, s, s, s, s, s, s, s, s, s, s, s, s, s);
-	for (size_t i = 0; i < c->nr; i++) {
-		const struct mms_cmp_row *r = &c->rows[i];
-
-		fprintf(f, "\"%s\"%s%s", r->name, s, r->what);
-		for (int k = 0; k < 2; k++) {
-			const struct mms_runstats *st = &r->side[k].st;
-
-			fprintf(f, "%s%d%s%.6g%s%.4f%s%.6g%s%.6g", s, st->n, s, st->mean, s,
-				st->pct_stdev, s, st->min, s, st->max);
-		}
-		fprintf(f, "%s%.4f%s%.6g%s%s\n", s, isnan(r->change_pct) ? 0.0 : r->change_pct, s,
-			r->welch.valid ? r->welch.p : 1.0, s, mms_compare_verdict(c, r));
-	}
+	return o < len ? (int)o : (int)len;
 }

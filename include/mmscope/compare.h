@@ -3,13 +3,25 @@
  * A/B comparison of runs: each recording is summarised on its own (one
  * value per metric per run), then runs are aggregated per side (avg,
  * %stdev, min, max) and the sides compared (change in %, Welch's t-test).
- * Locks are matched by name, never by address (addresses differ across
- * boots).  Used by `mmscope compare` (text, JSON, CSV) and its TUI view.
+ *
+ * Things are matched by name, never by address (addresses differ across
+ * boots and kernels): a lock by its name ("i_mmap_rwsem (/srv/f)",
+ * "&task_struct", "mmap_lock (make)": an mm lock by process name, not pid),
+ * a caller by function (offsets differ between kernel builds).  Locks known
+ * only by address are one row, "unnamed locks".
+ *
+ * A side without the source of a metric says "n/a on SIDE"; a side whose
+ * source ran but saw nothing has a real 0 for rates, and no value (not 0)
+ * for averages such as avg wait.
+ *
+ * Used by `mmscope compare` (text, JSON, CSV) and its TUI view
+ * (views/compare_view.c).
  */
 #ifndef MMSCOPE_COMPARE_H
 #define MMSCOPE_COMPARE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "mmscope/stats.h"
@@ -19,64 +31,114 @@ enum mms_cmp_unit { MMS_CMP_NS, MMS_CMP_PER_SEC, MMS_CMP_NS_PER_SEC, MMS_CMP_PAG
 
 /* Metric groups selectable with -k. */
 enum mms_cmp_group {
-	MMS_CMP_TOTALS = 1U << 0,	/* contentions/s, wait/s of everything */
-	MMS_CMP_LOCKS = 1U << 1,	/* per lock: avg wait, contended/s, wait/s */
-	MMS_CMP_CALLERS = 1U << 2,	/* per caller: avg wait, contended/s */
-	MMS_CMP_MMAP = 1U << 3,		/* mmap_lock per process name */
-	MMS_CMP_VMA = 1U << 4,		/* VMA split/merge/inferred rates */
+	MMS_CMP_TOTALS = 1U << 0,	/* all locks, and all of each mm lock kind */
+	MMS_CMP_LOCKS = 1U << 1,	/* per lock name */
+	MMS_CMP_CALLERS = 1U << 2,	/* per calling function */
+	MMS_CMP_MMAP = 1U << 3,		/* mmap_lock per process name: wait, hold (--mmap-hold) */
+	MMS_CMP_VMA = 1U << 4,		/* VMA split/merge rates (or inferred count changes) */
 	MMS_CMP_RMAP = 1U << 5,		/* try_to_unmap mean batch, pages/s */
 	MMS_CMP_ALL = 0x3f,
+};
+
+/* What kind of number a row is, also selectable with -k. */
+enum mms_cmp_metric {
+	MMS_CMP_M_AVG = 1U << 0,	/* a mean per event: avg wait, avg hold, mean batch */
+	MMS_CMP_M_RATE = 1U << 1,	/* events per second: contended/s, splits/s ... */
+	MMS_CMP_M_SUM = 1U << 2,	/* summed values per second: wait/s, pages/s ... */
+	MMS_CMP_M_ALL = 0x7,
+};
+
+/*
+ * What a run's sources measured (from its recording's header): a metric is
+ * n/a on a run whose sources could not see it.
+ */
+enum mms_cmp_have {
+	MMS_CMP_HAVE_LOCK = 1U << 0,		/* lock contention (lock-bpf, lock-perf) */
+	MMS_CMP_HAVE_MMAP_HOLD = 1U << 1,	/* mmap_lock hold times (--mmap-hold) */
+	MMS_CMP_HAVE_VMA = 1U << 2,		/* VMA ops as the kernel does them */
+	MMS_CMP_HAVE_VMA_INFERRED = 1U << 3,	/* VMA count changes per syscall */
+	MMS_CMP_HAVE_RMAP_BATCH = 1U << 4,	/* try_to_unmap batch sizes */
 };
 
 #define MMS_CMP_MAX_RUNS 64
 
 struct mms_cmp_side {
-	int runs;		/* runs of this side that have the metric's source */
+	int runs;		/* runs of this side whose sources measure the metric */
 	int present;		/* runs in which the metric had data */
-	double v[MMS_CMP_MAX_RUNS];
-	struct mms_runstats st;
-	bool na;		/* the source is missing on this side */
+	double v[MMS_CMP_MAX_RUNS];	/* per run (of the side); NAN: no value */
+	struct mms_runstats st;	/* over the runs with a value */
+	bool na;		/* no run of this side measures the metric */
 };
 
 struct mms_cmp_row {
-	char name[96];		/* "i_mmap_rwsem (libc.so.6)" */
-	char what[32];		/* "avg wait", "contended/s" ... */
+	char name[128];		/* "i_mmap_rwsem (/usr/lib/libc.so.6)" */
+	const char *what;	/* "avg wait", "contended/s" ... (static) */
 	enum mms_cmp_group group;
+	enum mms_cmp_metric metric;
 	enum mms_cmp_unit unit;
-	double rank;		/* for choosing the top rows */
+	bool lower_better;	/* a drop is an improvement (waits); false: no judgement */
+	double rank;		/* the thing's weight, for choosing the top ones */
 	struct mms_cmp_side side[2];
 	double change_pct;	/* (new - base) / base * 100; NAN when undefined */
 	struct mms_welch welch;
 };
 
+struct mms_cmp_ent;
+
 struct mms_compare {
 	const char *label[2];	/* "base", "new" */
 	int runs[2];
+	unsigned int have[2][MMS_CMP_MAX_RUNS];	/* enum mms_cmp_have per run */
+	double secs[2][MMS_CMP_MAX_RUNS];	/* recorded seconds per run */
+	double alpha;		/* significance level, 0.05 */
+	/* Results of mms_compare_finish(), in output order. */
 	struct mms_cmp_row *rows;
 	size_t nr, cap;
-	double alpha;		/* significance level, 0.05 */
+	/* Private: what runs are summed into before finish. */
+	struct mms_cmp_ent *ents;
+	size_t nr_ents, cap_ents;
+	unsigned int *hash;	/* entity index + 1, open addressing */
+	size_t hash_cap;
 };
 
 struct mms_compare_opts {
 	unsigned int groups;	/* enum mms_cmp_group bits; 0 = all */
-	int entries;		/* locks/callers/processes per metric (-E), default 5 */
+	unsigned int metrics;	/* enum mms_cmp_metric bits; 0 = all */
+	int entries;		/* locks/callers/processes per group (-E); 0 = 5 */
 };
 
 void mms_compare_init(struct mms_compare *c, const char *base, const char *new_label);
 void mms_compare_free(struct mms_compare *c);
 /*
- * Adds one run (a store holding the whole recording) to a side.  families
- * says which sources the run had (bit per enum mms_metric_family).
+ * Adds one run (a store holding the whole recording) to side 0 (base) or 1
+ * (new); have is what its sources measured (enum mms_cmp_have bits).
+ * -E2BIG past MMS_CMP_MAX_RUNS runs a side, -ENOMEM.
  */
 int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store *st,
-			unsigned int families);
-/* Computes statistics, keeps the top rows, sorts. */
+			unsigned int have);
+/* Computes statistics, keeps the selected and top rows, orders them. */
 int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o);
 
-/* "significant", "within noise", "n/a on base" ... */
-const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r);
-int mms_compare_parse_groups(const char *list, unsigned int *groups);
+/* "significant", "within noise", "n/a on base", "no data on new" ... */
+const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r,
+				char *buf, size_t len);
+static inline bool mms_compare_significant(const struct mms_compare *c,
+					   const struct mms_cmp_row *r)
+{
+	return r->welch.valid && r->welch.p < c->alpha && !r->side[0].na && !r->side[1].na;
+}
+const char *mms_compare_group_name(enum mms_cmp_group g);
+/*
+ * -k: a comma list of groups (totals, locks, callers, mmap_lock, vma, rmap,
+ * all) and metric kinds (avg, rate, sum); either part empty means all.
+ */
+int mms_compare_parse_keys(const char *list, unsigned int *groups, unsigned int *metrics);
+/* What no run on either side measured, one line each ("" when nothing): for the header. */
+int mms_compare_notes(const struct mms_compare *c, char *buf, size_t len);
+/* A value in the row's unit: "9.47 ms", "12.3 ms/s", "1.50", "523". */
+void mms_compare_fmt(char *buf, size_t len, enum mms_cmp_unit unit, double v);
 
+/* Fixed width, at most 80 columns: pastes into a mail. */
 void mms_compare_print_text(FILE *f, const struct mms_compare *c);
 void mms_compare_print_json(FILE *f, const struct mms_compare *c);
 void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep);

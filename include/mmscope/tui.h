@@ -82,4 +82,14 @@ struct mms_tui_config {
  */
 int mms_tui_run(const struct mms_tui_config *cfg, char *errbuf, size_t errlen);
 
+struct mms_compare;
+/*
+ * The compare screen (`mmscope compare ... --tui`, tui/compare_tui.c) over a
+ * finished comparison, on a terminal claimed with mms_tui_term_claim().  No
+ * session: it has its own small loop.  Runs until q or a quit signal; 0, or
+ * -errno with a message in errbuf.
+ */
+int mms_tui_run_compare(const struct mms_compare *c, struct mms_tui_term *term, bool no_color,
+			char *errbuf, size_t errlen);
+
 #endif

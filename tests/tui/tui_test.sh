@@ -110,7 +110,7 @@ t_locks_workload() {
 	start_tui 120 40
 	# The workload's threads contend on their process's mmap_lock, named with its pid.
 	wait_for "mmap_lock \\($churn_pid mmap_churn\\)" 15 || fail "no mmap_lock row for the workload"
-	cap | grep -E "mmap_lock \\($churn_pid mmap_churn\\)" | grep -Eq 'rwsem:[RW]' ||
+	cap | grep -E "mmap_lock \\($churn_pid mmap_churn\\)" | grep -Eq 'rwsem(:[RW])? ' ||
 		fail "mmap_lock row without a rwsem type"
 	quit
 }

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests: A/B comparison (views/compare.c) on runs built by hand, one
+ * store per run, as `mmscope compare` loads recordings.  Expected numbers
+ * are worked out here from the waits put in, not taken from the code.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compare_view.h"
+#include "mmscope/compare.h"
+#include "mmscope/mm_metrics.h"
+
+#define SEC 1000000000ULL
+#define MS 1000000ULL
+#define assert_close(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+static struct mms_store *new_store(void)
+{
+	struct mms_store *st;
+
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	return st;
+}
+
+static uint32_t lock(struct mms_store *st, enum mms_lock_kind kind, uint64_t addr,
+		     const char *name, const char *detail, uint32_t owner, const char *comm)
+{
+	struct mms_lock_info li = { .addr = addr, .kind = kind, .owner_tgid = owner };
+
+	li.name_id = name ? mms_store_str(st, name) : 0;
+	li.detail_id = detail ? mms_store_str(st, detail) : 0;
+	li.owner_comm_id = comm ? mms_store_str(st, comm) : 0;
+	return mms_store_lock(st, &li);
+}
+
+static uint32_t stack(struct mms_store *st, const char *caller)
+{
+	uint64_t ip = 0xffffffff81000000ULL + strlen(caller);
+	uint32_t sym = mms_store_str(st, caller);
+
+	return mms_store_stack(st, &ip, &sym, 1);
+}
+
+static void wait(struct mms_store *st, uint32_t lock_id, uint32_t stack_id, uint64_t ns,
+		 uint64_t n)
+{
+	struct mms_lock_sample s = { .lock_id = lock_id, .stack_id = stack_id,
+				     .task_id = mms_store_task(st, 7, 7, "t"),
+				     .flags = MMS_LCB_WRITE };
+
+	mms_stat_add_n(&s.wait, ns, n);
+	assert_int_equal(mms_store_add_lock(st, &s), 0);
+}
+
+static void metric(struct mms_store *st, uint32_t tgid, const char *comm, const char *name,
+		   uint64_t value, uint64_t n)
+{
+	uint32_t proc = tgid ? mms_store_task(st, tgid, tgid, comm) : 0;
+
+	assert_int_equal(mms_store_add_value(st, proc, name, 0, value, n), 0);
+}
+
+static void begin(struct mms_store *st, int i)
+{
+	assert_non_null(mms_store_begin(st, 1700000000ULL * SEC + (uint64_t)i * SEC));
+}
+
+static void commit(struct mms_store *st)
+{
+	assert_int_equal(mms_store_commit(st, SEC, 0), 0);
+}
+
+static void add(struct mms_compare *c, int side, struct mms_store *st, unsigned int have)
+{
+	assert_int_equal(mms_compare_add_run(c, side, st, have), 0);
+	mms_store_destroy(st);
+}
+
+static const struct mms_cmp_row *row(const struct mms_compare *c, enum mms_cmp_group g,
+				     const char *name, const char *what)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->rows[i].group == g && !strcmp(c->rows[i].name, name) &&
+		    !strcmp(c->rows[i].what, what))
+			return &c->rows[i];
+	return NULL;
+}
+
+static size_t count_rows(const struct mms_compare *c, enum mms_cmp_group g, const char *what)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nr; i++)
+		n += c->rows[i].group == g && (!what || !strcmp(c->rows[i].what, what));
+	return n;
+}
+
+static char *text_of(const struct mms_compare *c, int fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	if (fmt == 0)
+		mms_compare_print_text(f, c);
+	else if (fmt == 1)
+		mms_compare_print_json(f, c);
+	else
+		mms_compare_print_csv(f, c, ",");
+	fclose(f);
+	return buf;
+}
+
+/*
+ * i_mmap_rwsem of one file, at a different address in every run (as after
+ * a reboot): per-run avg waits 9.20 .. 9.65 ms on base, 8.30 .. 8.50 ms on
+ * new, 4 waits a second on both.
+ */
+static void ab_runs(struct mms_compare *c)
+{
+	static const double base[] = { 9.20, 9.60, 9.50, 9.40, 9.65 };
+	static const double new_ms[] = { 8.30, 8.45, 8.40, 8.50, 8.45 };
+
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 5; k++) {
+			struct mms_store *st = new_store();
+			uint32_t l = lock(st, MMS_LOCK_I_MMAP, 0xffff888100000000ULL + k * 4096 +
+					  s * 65536, "i_mmap_rwsem", "/srv/file", 0, NULL);
+
+			begin(st, 0);
+			wait(st, l, stack(st, "vma_prepare+0x1d5"),
+			     (uint64_t)llround((s ? new_ms : base)[k] * MS), 4);
+			commit(st);
+			add(c, s, st, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_VMA);
+		}
+}
+
+static void test_statistics(void **state)
+{
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+	double va = 0.032 / 5, vb = 0.00575 / 5, t;
+	char v[64];
+
+	(void)state;
+	mms_compare_init(&c, "v6.18", "patched");
+	ab_runs(&c);
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = row(&c, MMS_CMP_LOCKS, "i_mmap_rwsem (/srv/file)", "avg wait");
+	assert_non_null(r);
+	assert_int_equal(count_rows(&c, MMS_CMP_LOCKS, "avg wait"), 1);	/* one name, one row */
+	assert_int_equal(r->side[0].st.n, 5);
+	assert_close(r->side[0].st.mean, 9.47 * MS, 1);
+	/* deviations -.27 .13 .03 -.07 .18: squares sum to .128 ms^2, / 4 */
+	assert_close(r->side[0].st.stdev, sqrt(0.032) * MS, 1);
+	assert_close(r->side[0].st.pct_stdev, sqrt(0.032) / 9.47 * 100, 1e-6);
+	assert_close(r->side[0].st.min, 9.20 * MS, 0.5);
+	assert_close(r->side[0].st.max, 9.65 * MS, 0.5);
+	/* new: mean 8.42, deviations -.12 .03 -.02 .08 .03: .023 / 4 = .00575 */
+	assert_close(r->side[1].st.mean, 8.42 * MS, 1);
+	assert_close(r->change_pct, (8.42 - 9.47) / 9.47 * 100, 1e-6);
+	t = (8.42 - 9.47) / sqrt(va + vb);
+	assert_true(r->welch.valid);
+	assert_close(r->welch.t, t, 1e-6);
+	assert_close(r->welch.df, (va + vb) * (va + vb) / (va * va / 4 + vb * vb / 4), 1e-6);
+	assert_true(r->welch.p < 0.001);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "significant");
+	/* 4 contentions a second on both sides, every run: no change, no noise. */
+	r = row(&c, MMS_CMP_LOCKS, "i_mmap_rwsem (/srv/file)", "contended/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 4, 1e-12);
+	assert_close(r->change_pct, 0, 1e-12);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "within noise");
+	/* The caller by function: the offset may differ between the two kernels. */
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "vma_prepare", "avg wait"));
+	/* The mm lock kind as a whole, and every lock. */
+	assert_non_null(row(&c, MMS_CMP_TOTALS, "all i_mmap_rwsem", "avg wait"));
+	r = row(&c, MMS_CMP_TOTALS, "all locks", "wait/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 4 * 9.47 * MS, 4);
+	mms_compare_free(&c);
+}
+
+/*
+ * Per run, avg wait is total / count over every key of a name, not the mean
+ * of per-key averages: 10 waits of 1 ms on one task_struct and 30 of 3 ms on
+ * another are 100 ms over 40 waits, 2.5 ms (the mean of averages says 2 ms).
+ */
+static void test_avg_over_merged(void **state)
+{
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+
+	(void)state;
+	mms_compare_init(&c, NULL, NULL);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 2; k++) {
+			struct mms_store *st = new_store();
+			uint32_t a = lock(st, MMS_LOCK_SLAB, 0xffff888000001000ULL, "&task_struct",
+					  NULL, 0, NULL);
+			uint32_t b = lock(st, MMS_LOCK_SLAB, 0xffff888000002000ULL, "&task_struct",
+					  NULL, 0, NULL);
+
+			for (int i = 0; i < 2; i++) {	/* two 1 s intervals */
+				begin(st, i);
+				wait(st, a, stack(st, "f+0x1"), 1 * MS, 5);
+				wait(st, b, stack(st, "f+0x2"), 3 * MS, 15);
+				commit(st);
+			}
+			add(&c, s, st, MMS_CMP_HAVE_LOCK);
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = row(&c, MMS_CMP_LOCKS, "&task_struct", "avg wait");
+	assert_non_null(r);
+	assert_close(r->side[0].v[0], 2.5 * MS, 1e-6);
+	assert_close(r->side[1].v[1], 2.5 * MS, 1e-6);
+	/* Rates over the run's recorded time: 40 waits in 2 s. */
+	r = row(&c, MMS_CMP_LOCKS, "&task_struct", "contended/s");
+	assert_close(r->side[0].v[0], 20, 1e-9);
+	r = row(&c, MMS_CMP_CALLERS, "f", "avg wait");
+	assert_non_null(r);
+	assert_close(r->side[0].v[1], 2.5 * MS, 1e-6);
+	mms_compare_free(&c);
+}
+
+/*
+ * mmap_lock of a process named "worker" is pid 100 at one address on base
+ * and pid 200 at another on new: one row, in the lock table and in the
+ * mmap_lock table.
+ */
+static void test_match_by_name(void **state)
+{
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+
+	(void)state;
+	mms_compare_init(&c, NULL, NULL);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 2; k++) {
+			struct mms_store *st = new_store();
+			uint32_t pid = 100 + 100 * (uint32_t)s + (uint32_t)k;
+			uint32_t l = lock(st, MMS_LOCK_MMAP, 0xffff888100000000ULL + pid * 64,
+					  "mmap_lock", NULL, pid, "worker");
+			uint32_t u = lock(st, MMS_LOCK_UNKNOWN, 0xffffffff83000000ULL + pid, NULL,
+					  NULL, 0, NULL);
+
+			begin(st, 0);
+			wait(st, l, stack(st, "do_mprotect_pkey+0x159"), (2 + s) * MS, 10);
+			wait(st, u, stack(st, "0xffffffff81234567"), 1000, 1);
+			metric(st, pid, "worker", MMS_M_MMAP_WAIT_WRITE, (2 + s) * MS, 10);
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK);
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	assert_int_equal(count_rows(&c, MMS_CMP_LOCKS, "avg wait"), 2);
+	r = row(&c, MMS_CMP_LOCKS, "mmap_lock (worker)", "avg wait");
+	assert_non_null(r);
+	assert_int_equal(r->side[0].st.n, 2);
+	assert_int_equal(r->side[1].st.n, 2);
+	assert_close(r->change_pct, 50, 1e-9);
+	/* Locks known by address only are one row, never matched by address. */
+	r = row(&c, MMS_CMP_LOCKS, "unnamed locks", "contended/s");
+	assert_non_null(r);
+	assert_close(r->side[1].st.mean, 1, 1e-12);
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "unsymbolised callers", "avg wait"));
+	assert_int_equal(count_rows(&c, MMS_CMP_MMAP, "avg wait"), 1);
+	r = row(&c, MMS_CMP_MMAP, "mmap_lock write wait (worker)", "avg wait");
+	assert_non_null(r);
+	assert_close(r->side[1].st.mean, 3 * MS, 1e-6);
+	assert_non_null(row(&c, MMS_CMP_TOTALS, "all mmap_lock", "wait/s"));
+	mms_compare_free(&c);
+}
+
+/*
+ * Base has no rmap batch source and a VMA source that saw nothing; new has
+ * both and sees events.  rmap rows are n/a on base (no number at all), VMA
+ * splits are a measured 0 on base; merges, 0 on both, are within noise.
+ */
+static void test_na_and_zero(void **state)
+{
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+	char v[64], *out;
+
+	(void)state;
+	mms_compare_init(&c, "a-very-long-base-label", "new");
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 3; k++) {
+			struct mms_store *st = new_store();
+
+			begin(st, 0);
+			if (s) {
+				metric(st, 300, "reclaim", MMS_M_RMAP_BATCH, 16, 10 + (uint64_t)k);
+				metric(st, 300, "reclaim", MMS_M_VMA_SPLIT, 1, 50 + (uint64_t)k);
+			}
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_VMA |
+			    (s ? MMS_CMP_HAVE_RMAP_BATCH : 0));
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = row(&c, MMS_CMP_RMAP, "try_to_unmap", "mean batch (pages)");
+	assert_non_null(r);
+	assert_true(r->side[0].na);
+	assert_int_equal(r->side[0].st.n, 0);
+	assert_true(isnan(r->side[0].v[0]));
+	assert_true(isnan(r->change_pct));
+	assert_close(r->side[1].st.mean, 16, 1e-12);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)),
+			    "n/a on a-very-long-base-label");
+	assert_false(mms_compare_significant(&c, r));
+	r = row(&c, MMS_CMP_RMAP, "try_to_unmap", "pages/s");
+	assert_close(r->side[1].st.mean, 16 * 11, 1e-9);	/* 160, 176, 192 */
+	r = row(&c, MMS_CMP_VMA, "VMA split", "splits/s");
+	assert_non_null(r);
+	assert_false(r->side[0].na);
+	assert_int_equal(r->side[0].st.n, 3);
+	assert_close(r->side[0].st.mean, 0, 0);
+	assert_close(r->side[1].st.mean, 51, 1e-9);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "significant");
+	r = row(&c, MMS_CMP_VMA, "VMA merge", "merges/s");
+	assert_non_null(r);
+	assert_close(r->change_pct, 0, 0);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "within noise");
+	/* No lock waited anywhere: the totals are 0, averages have no data. */
+	r = row(&c, MMS_CMP_TOTALS, "all locks", "avg wait");
+	assert_non_null(r);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "no data on both");
+	/* The mm locks are there even untouched: a measured 0 on both sides. */
+	r = row(&c, MMS_CMP_TOTALS, "all i_mmap_rwsem", "contended/s");
+	assert_non_null(r);
+	assert_int_equal(r->side[0].st.n, 3);
+	assert_close(r->side[1].st.max, 0, 0);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "within noise");
+	/* Text: n/a is said, never a 0; nothing wider than 80 columns. */
+	out = text_of(&c, 0);
+	assert_non_null(strstr(out, "n/a on a-very-long-base-label"));
+	for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		assert_true(nl - line <= 80);
+	free(out);
+	out = text_of(&c, 2);
+	/* CSV: the base columns of the rmap rows are empty, not 0. */
+	assert_non_null(strstr(out, "rmap,\"try_to_unmap\",mean batch (pages),pages,0,,,,,3,16,"));
+	free(out);
+	out = text_of(&c, 1);
+	assert_non_null(strstr(out, "\"values\": [null, null, null]"));
+	free(out);
+	mms_compare_free(&c);
+}
+
+/* -E keeps the heaviest names per group; -k picks groups and kinds of number. */
+static void test_selection(void **state)
+{
+	static const char *const names[] = { "a_lock", "b_lock", "c_lock", "d_lock" };
+	struct mms_compare_opts o = { .entries = 2 };
+	unsigned int g, m;
+	struct mms_compare c;
+	size_t i;
+
+	(void)state;
+	mms_compare_init(&c, NULL, NULL);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 2; k++) {
+			struct mms_store *st = new_store();
+
+			begin(st, 0);
+			/* d waits most, then c, b, a. */
+			for (int n = 0; n < 4; n++)
+				wait(st, lock(st, MMS_LOCK_STATIC, 0xffffffff83000000ULL + n,
+					      names[n], NULL, 0, NULL), 0, (uint64_t)(n + 1) * MS,
+				     10);
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK);
+		}
+	assert_int_equal(mms_compare_finish(&c, &o), 0);
+	assert_int_equal(count_rows(&c, MMS_CMP_LOCKS, NULL), 6);
+	for (i = 0; i < c.nr && c.rows[i].group != MMS_CMP_LOCKS; i++)
+		;
+	assert_true(i < c.nr);
+	assert_string_equal(c.rows[i].name, "d_lock");	/* the heaviest first */
+	assert_non_null(row(&c, MMS_CMP_LOCKS, "c_lock", "wait/s"));
+	assert_null(row(&c, MMS_CMP_LOCKS, "b_lock", "wait/s"));
+	assert_int_equal(mms_compare_parse_keys("locks,avg", &g, &m), 0);
+	assert_int_equal(g, MMS_CMP_LOCKS);
+	assert_int_equal(m, MMS_CMP_M_AVG);
+	o = (struct mms_compare_opts){ .groups = g, .metrics = m };
+	assert_int_equal(mms_compare_finish(&c, &o), 0);
+	assert_int_equal(c.nr, 4);
+	for (i = 0; i < c.nr; i++)
+		assert_string_equal(c.rows[i].what, "avg wait");
+	assert_int_equal(mms_compare_parse_keys("totals", &g, &m), 0);
+	assert_int_equal(m, 0);
+	assert_int_equal(mms_compare_parse_keys("locks,bogus", &g, &m), -EINVAL);
+	assert_int_equal(mms_compare_parse_keys("", &g, &m), -EINVAL);
+	mms_compare_free(&c);
+}
+
+static void test_view(void **state)
+{
+	struct mms_compare c;
+	struct mms_canvas *cv;
+	struct cmpview *v;
+	char *txt;
+	size_t n;
+
+	(void)state;
+	mms_compare_init(&c, "v6.18", "patched");
+	ab_runs(&c);
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	assert_int_equal(cmpview_create(&c, &v), 0);
+	assert_int_equal(mms_canvas_create(80, 24, false, &cv), 0);
+	cmpview_update(v, MMS_CMP_LOCKS, NULL);
+	cmpview_draw(v, cv, 0, 24);
+	n = mms_canvas_text(cv, NULL, 0);
+	txt = malloc(n + 1);
+	assert_non_null(txt);
+	mms_canvas_text(cv, txt, n + 1);
+	assert_non_null(strstr(txt, "3 of "));
+	assert_non_null(strstr(txt, "i_mmap_rwsem"));
+	assert_non_null(strstr(txt, "-11.1%"));
+	assert_non_null(strstr(txt, "significant"));
+	/* The detail pane: every run of both sides. */
+	assert_non_null(strstr(txt, "runs:  9.20 ms  9.60 ms  9.50 ms  9.40 ms  9.65 ms"));
+	assert_non_null(strstr(txt, "Welch's t = -12.08"));
+	free(txt);
+	assert_string_equal(cmpview_selected(v)->what, "avg wait");
+	mms_canvas_destroy(cv);
+	cmpview_destroy(v);
+	mms_compare_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_statistics),
+		cmocka_unit_test(test_avg_over_merged),
+		cmocka_unit_test(test_match_by_name),
+		cmocka_unit_test(test_na_and_zero),
+		cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_view),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The compare screen (`mmscope compare ... --tui`): one table with both
+ * sides next to each other (avg and %stdev of each, change, verdict), the
+ * change and verdict coloured by what the test says, and under it the
+ * selected row in full: every run's value, min, max, t, df and p.
+ *
+ * It renders a finished struct mms_compare into a canvas, like the other
+ * views render a store; tui/compare_tui.c owns the loop and the keys.
+ */
+#ifndef MMSCOPE_VIEWS_COMPARE_VIEW_H
+#define MMSCOPE_VIEWS_COMPARE_VIEW_H
+
+#include <stdbool.h>
+
+#include "mmscope/canvas.h"
+#include "mmscope/compare.h"
+#include "mmscope/view.h"
+
+struct cmpview;
+
+/* c must outlive the view. */
+int cmpview_create(const struct mms_compare *c, struct cmpview **out);
+void cmpview_destroy(struct cmpview *v);
+/*
+ * Which rows show: groups (enum mms_cmp_group bits, 0: all) and rows whose
+ * name contains filter (case-insensitive; NULL or "": all).  Re-sorts.
+ */
+int cmpview_update(struct cmpview *v, unsigned int groups, const char *filter);
+/* Sorts by the next (dir 1) or previous (-1) column; returns what it sorts by now. */
+const char *cmpview_sort_step(struct cmpview *v, int dir);
+/* Next group present after cur (0 = all) in direction dir; wraps through all. */
+unsigned int cmpview_next_group(const struct cmpview *v, unsigned int cur, int dir);
+void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h);
+struct mms_list *cmpview_list(struct cmpview *v);
+/* The selected row, NULL when none shows. */
+const struct mms_cmp_row *cmpview_selected(const struct cmpview *v);
+
+#endif
