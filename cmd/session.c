@@ -41,6 +41,7 @@ struct mms_session {
 	int timer_fd, sig_fd, pid_fd, end_fd;
 	uint32_t interval_ms;
 	uint64_t iv_start_mono, iv_start_real;
+	uint64_t end_mono;		/* --duration deadline (CLOCK_MONOTONIC), 0: none */
 	bool started;
 	int quit_sig;
 	uint64_t lost[MMS_LOST_NR];
@@ -369,6 +370,7 @@ int mms_session_start(struct mms_session *s)
 		s->end_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (s->end_fd < 0)
 			return -errno;
+		s->end_mono = now_ns(CLOCK_MONOTONIC) + ns;
 		its.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
 		its.it_value.tv_nsec = (long)(ns % 1000000000ULL);
 		timerfd_settime(s->end_fd, 0, &its, NULL);
@@ -448,7 +450,8 @@ int mms_session_pollfds(struct mms_session *s, struct pollfd *fds, int max)
 
 int mms_session_flush(struct mms_session *s)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	/* Both clocks at one moment: the next interval starts where this one ends. */
+	uint64_t now = now_ns(CLOCK_MONOTONIC), now_real = now_ns(CLOCK_REALTIME);
 	const struct mms_interval *iv;
 	uint32_t flags = 0;
 	int err;
@@ -473,9 +476,19 @@ int mms_session_flush(struct mms_session *s)
 	for (int t = 0; t < s->nr_taps; t++)
 		s->taps[t].fn(s->taps[t].ctx, s, iv);
 	s->iv_start_mono = now;
-	s->iv_start_real = now_ns(CLOCK_REALTIME);
+	s->iv_start_real = now_real;
 	mms_store_begin(s->store, s->iv_start_real);
 	return 0;
+}
+
+/*
+ * Ends the open interval unless it only just began: the interval timer and
+ * the --duration timer often fire together, and a 0.1 ms interval is noise.
+ */
+static void flush_if_open(struct mms_session *s)
+{
+	if (s->started && now_ns(CLOCK_MONOTONIC) - s->iv_start_mono >= 5000000ULL)
+		mms_session_flush(s);
 }
 
 static void reap_child(struct mms_session *s)
@@ -507,6 +520,9 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 		if (fds[i].fd == s->timer_fd) {
 			if (read(s->timer_fd, &ticks, sizeof(ticks)) > 0 && !mms_session_flush(s))
 				ev = ev == MMS_EV_NONE ? MMS_EV_TICK : ev;
+			/* --duration on an interval boundary: that tick was the last one. */
+			if (s->end_mono && s->iv_start_mono + 10000000ULL >= s->end_mono)
+				ev = MMS_EV_QUIT;
 		} else if (fds[i].fd == s->sig_fd) {
 			struct signalfd_siginfo si;
 
@@ -522,7 +538,9 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 			}
 		} else if (fds[i].fd == s->end_fd) {
 			if (read(s->end_fd, &ticks, sizeof(ticks)) > 0) {
-				mms_session_flush(s);
+				/* A last partial interval, unless a tick just ended at the deadline. */
+				if (s->iv_start_mono + 10000000ULL < s->end_mono)
+					mms_session_flush(s);
 				ev = MMS_EV_QUIT;
 			}
 		} else if (fds[i].fd == s->pid_fd) {
@@ -572,8 +590,9 @@ int mms_session_run(struct mms_session *s)
 		if (ev == MMS_EV_QUIT || ev == MMS_EV_TARGET_GONE)
 			break;
 	}
-	if (!s->target_gone)
-		mms_session_flush(s);
+	/* A signal ends the run mid-interval: keep what it saw. */
+	if (!s->target_gone && s->quit_sig)
+		flush_if_open(s);
 	return 0;
 }
 
