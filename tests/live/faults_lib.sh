@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the fault tests (tests/live/faults_test.sh, tests/tui/faults_tui.sh):
+# what one mmscope process holds in the kernel while it runs, whether all of
+# it is gone once it has ended, and tracefs state to compare before and after.
+# Sourced, not run.  Objects are followed by id, so BPF programs other people
+# load at the same time on this machine cannot make a test pass or fail.
+
+# BPF objects held by process $1, one "prog|map|link ID" per line (fdinfo).
+bpf_held() {
+	local f
+
+	for f in /proc/"$1"/fdinfo/*; do
+		awk '/^link_id:/ { l = $2 } /^map_id:/ { m = $2 } /^prog_id:/ { p = $2 }
+		     END { if (l) print "link " l; else if (m) print "map " m;
+			   else if (p) print "prog " p }' "$f" 2>/dev/null
+	done
+}
+
+# How many perf_event descriptors process $1 holds.
+perf_fds() {
+	ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'
+}
+
+# Succeeds when none of the objects listed in file $1 (bpf_held lines) exists
+# any more; prints those that do.  The kernel frees links from a work item, so
+# this waits up to 3 s before it calls one left over.
+bpf_gone() {
+	local kind id left tries=30
+
+	while :; do
+		left=
+		while read -r kind id; do
+			bpftool "$kind" show id "$id" >/dev/null 2>&1 && left+="$kind $id, "
+		done <"$1"
+		[ -z "$left" ] && return 0
+		tries=$((tries - 1))
+		if [ $tries -le 0 ]; then
+			echo "still loaded: ${left%, }"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# Everything of tracefs a tracer could leave changed: global switches, the
+# event enable files (every system, and each lock / mmap_lock event), filters.
+tracefs_state() {
+	local t=/sys/kernel/tracing f
+
+	[ -d $t/events ] || t=/sys/kernel/debug/tracing
+	for f in tracing_on current_tracer set_event set_event_pid buffer_size_kb \
+		kprobe_events uprobe_events dynamic_events; do
+		[ -e "$t/$f" ] && printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$t/$f" 2>&1)"
+	done
+	for f in "$t"/events/enable "$t"/events/*/enable "$t"/events/lock/*/enable \
+		"$t"/events/lock/*/filter "$t"/events/mmap_lock/*/enable \
+		"$t"/events/vmscan/*/enable; do
+		[ -e "$f" ] && printf '%s: %s\n' "${f#"$t"/}" "$(tr '\n' ' ' <"$f" 2>&1)"
+	done
+	printf 'instances: %s\n' "$(ls "$t/instances" 2>/dev/null | tr '\n' ' ')"
+}
+
+# Waits (up to 20 s) until process $1 has attached its sources: a BPF link,
+# or with "perf" as $2 a perf_event descriptor too.  Fails if it exits first.
+wait_attached() {
+	local _
+
+	for _ in $(seq 200); do
+		kill -0 "$1" 2>/dev/null || return 1
+		if ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'anon_inode:bpf[-_]link'; then
+			[ "${2:-}" != perf ] || [ "$(perf_fds "$1")" -gt 0 ] && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# A sanitizer build prints its reports on stderr: none may appear.
+no_sanitizer_report() {	# FILE...
+	! grep -qE 'Sanitizer|runtime error:' "$@"
+}
