@@ -33,45 +33,90 @@ struct metric_rows {
 	size_t nr, cap;
 };
 
+static uint64_t metric_key(uint32_t metric_id, uint32_t sub, uint32_t tgid)
+{
+	/* Metric ids and subs are small; tgids fit 22 bits (PID_MAX_LIMIT). */
+	return (uint64_t)metric_id << 42 | (uint64_t)(sub & 0xfffff) << 22 | (tgid & 0x3fffff);
+}
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	return k ^ (k >> 33);
+}
+
+/* One pass over every interval, rows found through a hash: hour-long recordings stay fast. */
 static int metric_rows_collect(const struct mms_store *st, struct metric_rows *out)
 {
-	uint32_t n = mms_store_count(st);
+	uint32_t n = mms_store_count(st), *slots = NULL, nslots = 0;
+	uint64_t *keys = NULL;
+	int err = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && !err; i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);
 
 		for (uint32_t j = 0; j < iv->n_metrics; j++) {
 			const struct mms_metric_sample *m = &iv->metrics[j];
 			const struct mms_task *t = mms_store_get_task(st, m->proc_id);
-			uint32_t tgid = t ? t->tgid : 0;
-			size_t k;
+			uint32_t tgid = t ? t->tgid : 0, h;
+			uint64_t key = metric_key(m->metric_id, m->sub, tgid);
 
-			/* Few distinct metrics per run: a linear scan is fine here. */
-			for (k = 0; k < out->nr; k++)
-				if (out->rows[k].metric_id == m->metric_id &&
-				    out->rows[k].sub == m->sub && out->rows[k].tgid == tgid)
+			if ((out->nr + 1) * 2 > nslots) {
+				uint32_t ns = nslots ? nslots * 2 : 1024;
+				uint32_t *sl = calloc(ns, sizeof(*sl));
+				uint64_t *ks = calloc(ns, sizeof(*ks));
+
+				if (!sl || !ks) {
+					free(sl);
+					free(ks);
+					err = -ENOMEM;
 					break;
-			if (k == out->nr) {
+				}
+				for (size_t r = 0; r < out->nr; r++) {
+					const struct metric_row *x = &out->rows[r];
+					uint64_t k = metric_key(x->metric_id, x->sub, x->tgid);
+
+					for (h = (uint32_t)mix(k) & (ns - 1); sl[h]; h = (h + 1) & (ns - 1))
+						;
+					sl[h] = (uint32_t)r + 1;
+					ks[h] = k;
+				}
+				free(slots);
+				free(keys);
+				slots = sl;
+				keys = ks;
+				nslots = ns;
+			}
+			for (h = (uint32_t)mix(key) & (nslots - 1); slots[h] && keys[h] != key;
+			     h = (h + 1) & (nslots - 1))
+				;
+			if (!slots[h]) {
 				if (out->nr == out->cap) {
-					size_t cap = out->cap ? out->cap * 2 : 32;
+					size_t cap = out->cap ? out->cap * 2 : 64;
 					struct metric_row *p = realloc(out->rows, cap * sizeof(*p));
 
-					if (!p)
-						return -ENOMEM;
+					if (!p) {
+						err = -ENOMEM;
+						break;
+					}
 					out->rows = p;
 					out->cap = cap;
 				}
-				memset(&out->rows[k], 0, sizeof(out->rows[k]));
-				out->rows[k].metric_id = m->metric_id;
-				out->rows[k].sub = m->sub;
-				out->rows[k].tgid = tgid;
-				out->rows[k].proc_id = m->proc_id;
-				out->nr++;
+				memset(&out->rows[out->nr], 0, sizeof(out->rows[0]));
+				out->rows[out->nr].metric_id = m->metric_id;
+				out->rows[out->nr].sub = m->sub;
+				out->rows[out->nr].tgid = tgid;
+				out->rows[out->nr].proc_id = m->proc_id;
+				slots[h] = (uint32_t)++out->nr;
+				keys[h] = key;
 			}
-			mms_stat_merge(&out->rows[k].stat, &m->stat);
+			mms_stat_merge(&out->rows[slots[h] - 1].stat, &m->stat);
 		}
 	}
-	return 0;
+	free(slots);
+	free(keys);
+	return err;
 }
 
 static const struct mms_store *sort_store;
@@ -209,32 +254,86 @@ static bool metric_is_time(const char *metric)
 	return strstr(metric, ".wait.") || strstr(metric, ".hold.");
 }
 
-static void text_metrics(FILE *f, const struct mms_store *st, const struct metric_rows *mr,
-			 double secs)
+/* name decides the units; label is what the line shows in the metric column. */
+static void text_metric_line(FILE *f, const char *name, const char *label, const char *sub,
+			     const char *pid, const char *comm, const struct mms_stat *stat,
+			     double secs)
 {
+	char tot[32], avg[32];
+
+	if (metric_is_time(name)) {
+		mms_fmt_time(tot, sizeof(tot), stat->total, 12);
+		mms_fmt_time(avg, sizeof(avg), mms_stat_avg(stat), 12);
+	} else {
+		snprintf(tot, sizeof(tot), "%12llu", (unsigned long long)stat->total);
+		snprintf(avg, sizeof(avg), "%12.2f", stat->count ?
+			 (double)stat->total / (double)stat->count : 0.0);
+	}
+	fprintf(f, "%-26s %-14s %8s %-15.15s %10llu %10.1f %s %s\n", label, sub, pid, comm,
+		(unsigned long long)stat->count, secs > 0 ? (double)stat->count / secs : 0, tot,
+		avg);
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	const struct metric_row *const *x = a, *const *y = b;
+
+	if ((*x)->stat.count != (*y)->stat.count)
+		return (*x)->stat.count > (*y)->stat.count ? -1 : 1;
+	return (*x)->tgid < (*y)->tgid ? -1 : (*x)->tgid > (*y)->tgid;
+}
+
+/*
+ * Per metric and detail: the whole system, then the busiest processes
+ * (-E of them, 5 by default); JSON has every process.
+ */
+static void text_metrics(FILE *f, const struct mms_store *st, const struct metric_rows *mr,
+			 double secs, int entries)
+{
+	const struct metric_row **grp;
+	int top = entries > 0 ? entries : 5;
+
 	if (!mr->nr)
+		return;
+	grp = malloc(mr->nr * sizeof(*grp));
+	if (!grp)
 		return;
 	fprintf(f, "\n%-26s %-14s %8s %-15s %10s %10s %12s %12s\n", "metric", "detail", "pid",
 		"comm", "count", "count/s", "total", "avg");
-	for (size_t i = 0; i < mr->nr; i++) {
-		const struct metric_row *m = &mr->rows[i];
-		const char *name = mms_store_get_str(st, m->metric_id);
-		char sub[32], tot[32], avg[32];
+	for (size_t i = 0; i < mr->nr;) {
+		const char *name = mms_store_get_str(st, mr->rows[i].metric_id);
+		struct mms_stat all = { 0 };
+		size_t j = i, n = 0;
+		char sub[32], pid[16];
 
-		sub_label(name, m->sub, sub, sizeof(sub));
-		if (metric_is_time(name)) {
-			mms_fmt_time(tot, sizeof(tot), m->stat.total, 12);
-			mms_fmt_time(avg, sizeof(avg), mms_stat_avg(&m->stat), 12);
-		} else {
-			snprintf(tot, sizeof(tot), "%12llu", (unsigned long long)m->stat.total);
-			snprintf(avg, sizeof(avg), "%12.2f", m->stat.count ?
-				 (double)m->stat.total / (double)m->stat.count : 0.0);
+		/* Rows are sorted by metric, sub, tgid: one group at a time. */
+		while (j < mr->nr && mr->rows[j].metric_id == mr->rows[i].metric_id &&
+		       mr->rows[j].sub == mr->rows[i].sub) {
+			mms_stat_merge(&all, &mr->rows[j].stat);
+			grp[n++] = &mr->rows[j++];
 		}
-		fprintf(f, "%-26s %-14s %8u %-15.15s %10llu %10.1f %s %s\n", name, sub, m->tgid,
-			m->tgid ? proc_comm(st, m->proc_id) : "(system)",
-			(unsigned long long)m->stat.count,
-			secs > 0 ? (double)m->stat.count / secs : 0, tot, avg);
+		sub_label(name, mr->rows[i].sub, sub, sizeof(sub));
+		if (n == 1) {
+			snprintf(pid, sizeof(pid), "%u", grp[0]->tgid);
+			text_metric_line(f, name, name, sub, grp[0]->tgid ? pid : "-",
+					 grp[0]->tgid ? proc_comm(st, grp[0]->proc_id) : "(system)",
+					 &grp[0]->stat, secs);
+			i = j;
+			continue;
+		}
+		text_metric_line(f, name, name, sub, "-", "(all)", &all, secs);
+		qsort(grp, n, sizeof(*grp), cmp_count_desc);
+		for (size_t k = 0; k < n && (int)k < top; k++) {
+			snprintf(pid, sizeof(pid), "%u", grp[k]->tgid);
+			text_metric_line(f, name, "", "", pid, proc_comm(st, grp[k]->proc_id),
+					 &grp[k]->stat, secs);
+		}
+		if (n > (size_t)top)
+			fprintf(f, "%-26s %-14s %8s %zu more processes (--json lists them)\n", "", "",
+				"", n - (size_t)top);
+		i = j;
 	}
+	free(grp);
 }
 
 static void text_footer(FILE *f, const struct mms_report_meta *m, const uint64_t lost[])
@@ -466,7 +565,7 @@ int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_repor
 		break;
 	default:
 		text_rows(f, st, o, &rows);
-		text_metrics(f, st, &mr, secs);
+		text_metrics(f, st, &mr, secs, o->entries);
 		text_footer(f, m, lost);
 		break;
 	}
