@@ -92,5 +92,25 @@ m = [x for x in r["metrics"] if x["name"] == "vma.inferred.down" and x["detail"]
 assert m and m[0]["count"] == 200 and m[0]["total"] == 400, m
 PY
 
+# -p on one of two identical workloads sees only that one (locks, mmap_lock and
+# VMA metrics alike).  They outlive the report: start-up under load takes seconds.
+churn=$(dirname "$toggle")/mmap_churn
+"$churn" -t 2 -s 30 >/dev/null 2>&1 &
+a=$!
+"$churn" -t 2 -s 30 >/dev/null 2>&1 &
+b=$!
+expect_rc 0 "-p one of two" "$mms" report -p "$a" --duration 3 --by process --json -o "$tmp/p.json"
+kill "$a" "$b" 2>/dev/null
+wait "$a" "$b" 2>/dev/null
+python3 - "$tmp/p.json" "$a" "$b" <<'PY' && ok "-p: only the followed process" || bad "-p leaked another process"
+import json, sys
+r = json.load(open(sys.argv[1]))
+a, b = int(sys.argv[2]), int(sys.argv[3])
+pids = {x["pid"] for x in r["rows"]}
+assert pids == {a}, (pids, a, b)
+mp = {x["pid"] for x in r["metrics"] if x["pid"]}
+assert mp == {a}, (mp, a, b)
+PY
+
 [ $fail = 0 ] && echo "all cli checks passed"
 exit $fail
