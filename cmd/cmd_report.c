@@ -5,8 +5,11 @@
  * print them from a recording.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mmscope/recording.h"
@@ -27,17 +30,40 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 	ro->filters = &cli->opts;
 }
 
-/* -o FILE: the report goes there, so a launched command's own output cannot mix in. */
+static void symlink_refused(const char *path)
+{
+	fprintf(stderr, "mmscope: %s is a symbolic link: mmscope does not write through one; "
+		"give the real file name\n", path);
+}
+
+/*
+ * -o FILE: the report goes there, so a launched command's own output cannot
+ * mix in.  Never through a symlink: run as root, a link planted in /tmp must
+ * not truncate the file it points to.
+ */
 static FILE *open_out(const struct mms_cli *cli)
 {
-	FILE *f;
+	struct stat sb;
+	FILE *f = NULL;
+	int fd;
 
 	if (!cli->output)
 		return stdout;
-	f = fopen(cli->output, "we");
-	if (!f)
-		fprintf(stderr, "mmscope: cannot write the report to %s: %s\n", cli->output,
-			strerror(errno));
+	fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (e == ELOOP && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode))
+			symlink_refused(cli->output);
+		else
+			fprintf(stderr, "mmscope: cannot write the report to %s: %s\n",
+				cli->output, strerror(e));
+		errno = e;
+	}
 	return f;
 }
 
@@ -65,11 +91,17 @@ static int report_live(struct mms_cli *cli)
 	struct mms_session *s = NULL;
 	char err[512] = "", gone[64];
 	int ret = MMS_EXIT_FAIL, e;
+	struct stat sb;
 
 	ret = mms_require_privileges("report (live)");
 	if (ret)
 		return ret;
 	ret = MMS_EXIT_FAIL;
+	/* A symlink -o would be refused after the whole run: say so before it. */
+	if (cli->output && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode)) {
+		symlink_refused(cli->output);
+		return MMS_EXIT_FAIL;
+	}
 	/* A report sums the whole run: keep every interval the memory budget allows. */
 	cli->opts.window = 1U << 20;
 	e = mms_session_create(&cli->opts, &s);

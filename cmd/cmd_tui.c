@@ -118,9 +118,14 @@ int mms_cmd_tui(struct mms_cli *cli)
 	e = mms_session_open(s, err, sizeof(err));
 	if (!e) {
 		e = mms_session_start(s);
-		if (e)
-			snprintf(err, sizeof(err), "cannot start collecting: %s%s", strerror(-e),
-				 cli->opts.cmd ? " (is the command name right?)" : "");
+		if (e && cli->opts.cmd) {
+			/* The command could not be executed: 127, as record and report say it. */
+			snprintf(err, sizeof(err), "cannot run '%s': %s", cli->opts.cmd[0],
+				 strerror(-e));
+			ret = 127;
+		} else if (e) {
+			snprintf(err, sizeof(err), "cannot start collecting: %s", strerror(-e));
+		}
 	}
 	if (e)
 		goto out;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -142,6 +143,12 @@ static int launch(struct mms_session *s, char *errbuf, size_t errlen)
 		/* Wait for the go byte; EOF means the parent gave up. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/*
+		 * Started with ambient capabilities (not as root), mmscope must not
+		 * hand CAP_BPF and CAP_PERFMON on to the workload: it gets what its
+		 * uid gives it.
+		 */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 		execvp(s->opts.cmd[0], s->opts.cmd);
 		e = errno;
 		n = write(report[1], &e, sizeof(e));
@@ -360,8 +367,12 @@ int mms_session_start(struct mms_session *s)
 	}
 	if (s->opts.pid) {
 		s->pid_fd = pidfd_open_(s->opts.pid);
+		/*
+		 * Gone (and reaped) while the sources loaded: a ready descriptor in
+		 * its place ends the run the way the pidfd would have.
+		 */
 		if (s->pid_fd < 0 && errno == ESRCH)
-			s->target_gone = true;
+			s->pid_fd = eventfd(1, EFD_CLOEXEC);
 	}
 	if (s->opts.duration_s > 0) {
 		struct itimerspec its = { 0 };

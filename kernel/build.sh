@@ -2,7 +2,7 @@
 # Builds the mmscope guest kernel from Debian's linux-source-6.1, with or
 # without the tracepoint patches in kernel/patches, and caches the result
 # outside the tree keyed by everything that goes into it (source tarball,
-# patches, config fragment, this script).  Prints the cached kernel's
+# patches, config fragment, the recipe's version).  Prints the cached kernel's
 # directory (bzImage, config, build.log) on stdout.
 #
 #   kernel/build.sh [--patched | --unpatched] [--deps-only]
@@ -69,11 +69,14 @@ fi
 fragment=$top/kernel/mmscope.config
 
 # The key: what the kernel is made of.  The tarball by size and mtime (hashing
-# 140 MB each run costs seconds), the rest by content.
+# 140 MB each run costs seconds), the config fragment's settings (not its
+# comments), the patches by content, and recipe_version: bump it when a change
+# below alters the kernel this script makes.
+recipe_version=1
 key=$( {
-	echo "variant=$variant"
+	echo "variant=$variant recipe=$recipe_version"
 	stat -c 'tarball %s %Y' "$tarball"
-	cat "$fragment" "$0"
+	grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$fragment"
 	for p in "${patches[@]}"; do cat "$p"; done
 } | sha256sum | cut -c1-16)
 out=$cache/$variant-$key

@@ -84,6 +84,7 @@ static unsigned int act_invert(struct tui *t, int key)
 
 static unsigned int act_pause(struct tui *t, int key)
 {
+	tui_env_refresh(t);
 	if (!t->env.valid) {
 		tui_flash(t, false, "nothing to pause yet: waiting for the first interval");
 		return RX_REDRAW;
@@ -103,6 +104,7 @@ static unsigned int act_step(struct tui *t, int key)
 
 	if (!n)
 		return RX_NONE;
+	tui_env_refresh(t);
 	if (!t->paused) {
 		/* Stepping back from live pauses on the interval before the latest. */
 		t->paused = true;

@@ -193,7 +193,7 @@ static void views_destroy(struct tui *t)
 	t->nr_views = 0;
 }
 
-static void env_refresh(struct tui *t)
+void tui_env_refresh(struct tui *t)
 {
 	const struct mms_options *o = mms_session_options(t->s);
 
@@ -210,7 +210,7 @@ static int render(struct tui *t)
 {
 	int err;
 
-	env_refresh(t);
+	tui_env_refresh(t);
 	if (t->view_gen[t->active] != t->gen) {
 		err = t->views[t->active]->update(t->priv[t->active], &t->env);
 		if (err)
@@ -332,10 +332,12 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 			return -errno;
 		}
 		rx |= on_session(t, mms_session_dispatch(t->s, fds, stdin_idx), errbuf, errlen);
-		if (fds[stdin_idx].revents & (POLLHUP | POLLERR)) {
-			snprintf(errbuf, errlen, "the terminal went away");
-			return -EIO;
-		}
+		/*
+		 * The terminal hung up: the same end as the SIGHUP that comes with
+		 * it (in either order), so the same exit status either way.
+		 */
+		if (fds[stdin_idx].revents & (POLLHUP | POLLERR))
+			return 0;
 		while ((key = screen_key(&m)) != -1) {
 			if (key == KEY_RESIZE) {	/* curses has the new size already */
 				if (on_resize(t, false)) {

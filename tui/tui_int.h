@@ -83,6 +83,12 @@ void tui_flash(struct tui *t, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct mms_list *tui_list(struct tui *t);
 void tui_switch(struct tui *t, int view);
+/*
+ * Recomputes t->env from the store.  Its indexes are stale once a commit
+ * evicted intervals (the byte budget can drop many at once): actions that
+ * read env.cur refresh it first.
+ */
+void tui_env_refresh(struct tui *t);
 
 /* actions.c */
 unsigned int tui_key(struct tui *t, int key, const struct screen_mouse *m);

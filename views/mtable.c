@@ -311,7 +311,8 @@ int mtable_update(struct mtable *m, const struct mms_view_env *env)
 			m->order[n++] = i;
 	sort_m = m;
 	m->env = env;
-	qsort(m->order, n, sizeof(*m->order), cmp_rows);
+	if (n)	/* order is NULL until the first row: qsort(NULL, 0) is undefined */
+		qsort(m->order, n, sizeof(*m->order), cmp_rows);
 	m->t.nr = n;
 	for (size_t i = 0; i < n; i++)
 		if (*(uint64_t *)vu_agg_at(&m->rows, m->order[i]) == m->sel_key)
