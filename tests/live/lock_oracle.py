@@ -94,7 +94,7 @@ def pct(a, b):
     return 100.0 * (a - b) / b
 
 
-def compare(title, perf, ours, keys, a, spare=None):
+def compare(title, perf, ours, keys, a, spare=None, slack_ns=0.0):
     """Prints one table; returns the number of judged keys that disagree.
 
     spare: perf's waits it could not name a caller for ("Unknown": none in
@@ -115,7 +115,7 @@ def compare(title, perf, ours, keys, a, spare=None):
         if judged and not count_ok and spare and spare[0] >= oc - pc > 0:
             spare[0] -= oc - pc
             count_ok = True
-        wait_ok = abs(ot - pt) <= max(a.tol / 100 * pt, a.per_wait_ns * pc)
+        wait_ok = abs(ot - pt) <= max(a.tol / 100 * pt, a.per_wait_ns * pc) + slack_ns
         fail = judged and not (count_ok and wait_ok)
         bad += fail
         mark = "FAIL" if fail else ("ok" if judged else "(few)")
@@ -160,8 +160,14 @@ def main():
                    types, a)
     unknown = pcaller.pop("Unknown", (0, 0.0))
     top = sorted(pcaller, key=lambda k: -pcaller[k][1])[:a.top]
+    # perf lock contention pairs nested waits (an rwsem's wait_lock spin inside the
+    # rwsem wait) under one stack key, and its table can then hold more wait than its
+    # own records: what it books beyond perf script's pairing is perf's, not ours.
+    excess = max(0.0, ptot[1] - sum(t for _, t in ptype.values()))
+    print(f"\nperf lock contention books {excess / 1e6:.3f} ms more wait than its own records "
+          "paired per thread and lock (allowed per caller)")
     bad += compare(f"top {a.top} callers by perf's total wait (perf lock contention)",
-                   pcaller, ocaller, top, a, [unknown[0]])
+                   pcaller, ocaller, top, a, [unknown[0]], slack_ns=excess)
     print(f"  perf named no caller for {unknown[0]} waits ({unknown[1] / 1e6:.3f} ms)")
     missing = [k for k in ocaller if k not in pcaller]
     if missing:
