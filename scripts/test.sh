@@ -27,7 +27,10 @@ run_meson_test() {	# DIR LOGNAME ARGS...
 	meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase "$name" "$@"
 	local r=$?
 	[ $r -ne 0 ] && rc=1
-	logs+=("$dir/meson-logs/$name.json")
+	# With --wrapper, meson appends the wrapper's name to the log's base name.
+	local log
+	log=$(ls -t "$dir/meson-logs/$name"*.json 2>/dev/null | head -n 1)
+	logs+=("${log:-$dir/meson-logs/$name.json}")
 }
 
 if [ "${MMSCOPE_TEST_ASAN:-1}" = 0 ]; then
