@@ -79,10 +79,11 @@ static const char *const statics[] = { "rcu_state", "jiffies_lock", "tasklist_lo
 				       "css_set_lock", "pgd_lock", "mmlist_lock" };
 static const char *const caches[] = { "&task_struct", "&anon_vma", "&vm_area_struct",
 				      "&mm_struct", "&inode_cache", "&dentry", "&kmalloc-256" };
-static const char *const metrics[] = { "mmap_lock.wait.read", "mmap_lock.wait.write",
-				       "vma.inferred.calls", "vma.inferred.up",
-				       "vma.inferred.down", "rmap.stock.reclaim_pages",
-				       "rmap.stock.reclaim_pages.scanned", "rmap.stock.unmap_fail" };
+static const char *const metrics[] = {
+	"mmap_lock.wait.read", "mmap_lock.wait.write", "vma.inferred.calls", "vma.inferred.up",
+	"vma.inferred.down", "rmap.stock.reclaim_pages", "rmap.stock.reclaim_pages.scanned",
+	"rmap.stock.unmap_fail",
+};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 

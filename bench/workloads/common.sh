@@ -8,4 +8,5 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MMS_BENCH_BUILD:-$top/build-bench}
 dir=${MMS_BENCH_DIR:-/var/tmp}
 wl=$build/tests/workloads
-[ -x "$wl/mmap_churn" ] || { echo "$0: no $wl/mmap_churn: build first (bench/run does)" >&2; exit 1; }
+[ -x "$wl/mmap_churn" ] ||
+	{ echo "$0: no $wl/mmap_churn: build first (bench/run does)" >&2; exit 1; }
