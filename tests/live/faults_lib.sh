@@ -27,17 +27,18 @@ perf_fds() {
 # any more; prints those that do.  The kernel frees links from a work item, so
 # this waits up to 3 s before it calls one left over.
 bpf_gone() {
-	local kind id left tries=30
+	local left tries=30
 
 	while :; do
-		left=
-		while read -r kind id; do
-			bpftool "$kind" show id "$id" >/dev/null 2>&1 && left+="$kind $id, "
-		done <"$1"
+		left=$({
+			bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/prog \1/p'
+			bpftool map show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/map \1/p'
+			bpftool link show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/link \1/p'
+		} | grep -Fxf "$1")
 		[ -z "$left" ] && return 0
 		tries=$((tries - 1))
 		if [ $tries -le 0 ]; then
-			echo "still loaded: ${left%, }"
+			echo "still loaded: $(tr '\n' ' ' <<<"$left")"
 			return 1
 		fi
 		sleep 0.1
