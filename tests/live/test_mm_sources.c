@@ -356,20 +356,22 @@ static int run_source(const char *name, double secs)
 }
 
 /*
- * MADV_PAGEOUT of a clean file mapping, ITERS times: every mapped page is
+ * MADV_PAGEOUT of a clean file mapping, ITERS times: the mapped pages are
  * reclaimed by reclaim_pages() in the workload's own context, so the stock
- * vmscan tracepoint must account for exactly ITERS * PAGES pages of it.
+ * vmscan tracepoint must account for exactly the pages the workload saw
+ * leave the page cache (mincore after each pageout): normally all ITERS *
+ * PAGES, less any page that was busy when reclaim came to it.
  */
 static void test_rmap_stock(void **state)
 {
 	char file[4096], line[512];
-	char *argv[] = { (char *)workload, "-f", file, "-m", "64", "-n", "20", "-w", NULL };
+	char *argv[] = { (char *)workload, "-f", file, "-m", "64", "-n", "20", "-w", "-c", NULL };
 	struct mms_stat rec, scanned, fail;
 	struct mms_options o;
 	struct mms_source *src;
 	struct mms_store *st;
 	struct child c;
-	long iters = 0, pages = 0, resident = -1;
+	long iters = 0, pages = 0, resident = -1, dropped = -1;
 	char *s;
 
 	(void)state;
@@ -387,19 +389,26 @@ static void test_rmap_stock(void **state)
 	s = strstr(line, "resident_after_pageout=");
 	assert_non_null(s);
 	sscanf(s, "resident_after_pageout=%ld", &resident);
+	s = strstr(line, "dropped=");
+	assert_non_null(s);
+	sscanf(s, "dropped=%ld", &dropped);
 	st = drain_one(src);
 	assert_only(st, (uint32_t)c.pid);
 	rec = metric(st, MMS_M_RMAP_STOCK_RECLAIM, -1, (uint32_t)c.pid);
 	scanned = metric(st, MMS_M_RMAP_STOCK_SCANNED, -1, (uint32_t)c.pid);
 	fail = metric(st, MMS_M_RMAP_STOCK_UNMAP_FAIL, -1, (uint32_t)c.pid);
 	printf("rmap-stock: %ld x MADV_PAGEOUT of %ld pages: %llu reclaim passes, %llu pages "
-	       "reclaimed, %llu scanned, %llu unmap failures, %ld resident at the end\n", iters,
-	       pages, (unsigned long long)rec.count, (unsigned long long)rec.total,
-	       (unsigned long long)scanned.total, (unsigned long long)fail.total, resident);
+	       "reclaimed, %llu scanned, %llu unmap failures, %ld resident at the end; the workload "
+	       "saw %ld pages dropped\n", iters, pages, (unsigned long long)rec.count,
+	       (unsigned long long)rec.total, (unsigned long long)scanned.total,
+	       (unsigned long long)fail.total, resident, dropped);
+	fflush(stdout);
 	assert_int_equal(iters, 20);
 	assert_true(rec.count >= (uint64_t)iters);
-	assert_int_equal(rec.total, (uint64_t)(iters * pages));
-	assert_int_equal(fail.total, 0);
+	assert_true(dropped > 0);
+	assert_int_equal(rec.total, (uint64_t)dropped);
+	assert_true(scanned.total >= rec.total);
+	assert_true(fail.total <= (uint64_t)(iters * pages - dropped));
 	mms_store_destroy(st);
 	mms_source_destroy(src);
 }
@@ -416,13 +425,15 @@ static void test_rmap_stock_follow(void **state)
 	int status = -1, in[2], out[2];
 	const struct mms_interval *iv;
 	uint32_t child = 0;
+	long dropped = -1;
 	pid_t sh;
+	char *d;
 	FILE *f;
 
 	(void)state;
 	snprintf(file, sizeof(file), "%s/test_mm_sources.follow", getenv("MESON_BUILD_ROOT") ?
 		 getenv("MESON_BUILD_ROOT") : ".");
-	snprintf(cmdline, sizeof(cmdline), "read x; %s -f %s -m 64 -n 5; true", workload, file);
+	snprintf(cmdline, sizeof(cmdline), "read x; %s -f %s -m 64 -n 5 -c; true", workload, file);
 	assert_int_equal(pipe(in), 0);
 	assert_int_equal(pipe(out), 0);
 	sh = fork();
@@ -446,6 +457,8 @@ static void test_rmap_stock_follow(void **state)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "ready pid=", 10))
 			child = (uint32_t)atoi(line + 10);
+		else if ((d = strstr(line, " dropped=")))
+			dropped = atol(d + 9);
 	fclose(f);
 	close(in[1]);
 	assert_int_equal(waitpid(sh, &status, 0), sh);
@@ -460,9 +473,12 @@ static void test_rmap_stock_follow(void **state)
 
 		assert_true(t->tgid == (uint32_t)sh || t->tgid == child);
 	}
-	printf("rmap-stock following children: %llu pages reclaimed in %llu passes\n",
-	       (unsigned long long)rec.total, (unsigned long long)rec.count);
-	assert_int_equal(rec.total, 5 * 64);
+	printf("rmap-stock following children: %llu pages reclaimed in %llu passes; the workload "
+	       "saw %ld dropped\n", (unsigned long long)rec.total, (unsigned long long)rec.count,
+	       dropped);
+	fflush(stdout);
+	assert_true(dropped > 0);
+	assert_int_equal(rec.total, (uint64_t)dropped);
 	mms_store_destroy(st);
 	mms_source_destroy(src);
 }
