@@ -51,6 +51,7 @@ struct mms_session {
 	int go_fd;		/* write end: lets the child exec */
 	int child_status;	/* exit status, -1 while running */
 	bool target_gone;
+	bool winch;		/* a SIGWINCH not yet taken (mms_session_take_winch) */
 	bool gone_reported;
 	sigset_t old_mask;
 };
@@ -199,7 +200,7 @@ static void open_family(struct mms_session *s, enum mms_metric_family f)
 			s->src[s->nr_src++] = src;
 			st->source = (*chain)->name;
 			st->backend = (*chain)->backend;
-			st->why[0] = 0;
+			snprintf(st->why, sizeof(st->why), "%s", src->note);
 			return;
 		}
 		used += (size_t)snprintf(st->why + used, used < sizeof(st->why) ?
@@ -539,6 +540,8 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 
 			while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGWINCH) {
+					/* Also kept apart: a tick in the same poll wins ev. */
+					s->winch = true;
 					ev = ev == MMS_EV_NONE ? MMS_EV_RESIZE : ev;
 					continue;
 				}
@@ -605,6 +608,14 @@ int mms_session_run(struct mms_session *s)
 	if (!s->target_gone && s->quit_sig)
 		flush_if_open(s);
 	return 0;
+}
+
+bool mms_session_take_winch(struct mms_session *s)
+{
+	bool w = s->winch;
+
+	s->winch = false;
+	return w;
 }
 
 int mms_session_quit_signal(const struct mms_session *s)

@@ -292,12 +292,8 @@ static unsigned int on_session(struct tui *t, enum mms_session_event ev, char *e
 		return RX_UPDATE;
 	case MMS_EV_QUIT:
 		return RX_QUIT;
-	case MMS_EV_RESIZE:
-		if (on_resize(t, true)) {
-			snprintf(errbuf, errlen, "out of memory resizing the screen");
-			return RX_QUIT;
-		}
-		return RX_REDRAW;
+	case MMS_EV_RESIZE:	/* loop() takes it with mms_session_take_winch() */
+		return RX_NONE;
 	case MMS_EV_TARGET_GONE:
 		/* Keep the data on screen: the point is to look at it now. */
 		mms_session_target_gone(t->s, t->target_note, sizeof(t->target_note));
@@ -332,6 +328,13 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 			return -errno;
 		}
 		rx |= on_session(t, mms_session_dispatch(t->s, fds, stdin_idx), errbuf, errlen);
+		if (mms_session_take_winch(t->s)) {
+			if (on_resize(t, true)) {
+				snprintf(errbuf, errlen, "out of memory resizing the screen");
+				rx |= RX_QUIT;
+			}
+			rx |= RX_REDRAW;
+		}
 		/*
 		 * The terminal hung up: the same end as the SIGHUP that comes with
 		 * it (in either order), so the same exit status either way.

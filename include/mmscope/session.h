@@ -25,7 +25,11 @@ struct mms_session;
 struct mms_family_status {
 	const char *source;	/* ops->name of the source in use, or NULL */
 	const char *backend;	/* "bpf", "perf", "inferred" ... or NULL */
-	char why[256];		/* when none: why (every candidate's reason) */
+	/*
+	 * When none: why (every candidate's reason).  With a source: what it
+	 * cannot measure on this kernel (its note), "" when nothing.
+	 */
+	char why[256];
 };
 
 /* Called after every commit with the interval just committed. */
@@ -35,7 +39,7 @@ enum mms_session_event {
 	MMS_EV_NONE,
 	MMS_EV_TICK,		/* an interval was committed */
 	MMS_EV_QUIT,		/* SIGINT/SIGTERM/SIGHUP, or --duration reached */
-	MMS_EV_RESIZE,		/* SIGWINCH */
+	MMS_EV_RESIZE,		/* SIGWINCH (and nothing else: see mms_session_take_winch) */
 	MMS_EV_TARGET_GONE,	/* the followed process (or command) ended */
 };
 
@@ -81,6 +85,11 @@ int mms_session_run(struct mms_session *s);
 
 const struct mms_options *mms_session_options(const struct mms_session *s);
 /* Why the session ended: 0, or the signal number that ended it. */
+/*
+ * True once after each SIGWINCH that dispatch saw, even when it returned
+ * another event for the same poll (a tick and a resize can arrive together).
+ */
+bool mms_session_take_winch(struct mms_session *s);
 int mms_session_quit_signal(const struct mms_session *s);
 /* The launched command's exit status (as for exit()), or -1 if none/running. */
 int mms_session_child_status(const struct mms_session *s);
