@@ -56,15 +56,18 @@ else
 		run_meson_test "$asan" testlog-asan "$@"
 	fi
 	if [ $# -eq 0 ] && command -v valgrind >/dev/null; then
-		run_meson_test "$plain" testlog-valgrind --suite unit --suite replay \
-			--wrapper "valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --quiet" \
-			--timeout-multiplier 10
+		# --wrapper runs the unit binaries under memcheck; the replay suite's
+		# scripts run mmscope through MMSCOPE_WRAP, so it is mmscope that is checked.
+		vg="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --quiet"
+		MMSCOPE_WRAP=$vg run_meson_test "$plain" testlog-valgrind --suite unit --suite replay \
+			--wrapper "$vg" --timeout-multiplier 10
 	fi
 fi
 
 python3 - "${logs[@]}" <<'PY'
 import json, os, sys
 p = f = s = 0
+failed = []
 for path in sys.argv[1:]:
     if not os.path.exists(path):
         f += 1
@@ -73,13 +76,22 @@ for path in sys.argv[1:]:
         line = line.strip()
         if not line:
             continue
-        r = json.loads(line).get("result", "")
+        t = json.loads(line)
+        r = t.get("result", "")
         if r in ("OK", "EXPECTEDFAIL"):
             p += 1
         elif r == "SKIP":
             s += 1
         else:
             f += 1
+            failed.append(t)
+# meson prints only the last lines of a failed test's log, which a sanitizer's
+# leak report (after a failed assertion) fills: show how each one began.
+for t in failed:
+    out = (t.get("stdout") or "") + (t.get("stderr") or "")
+    lines = [l for l in out.splitlines() if not l.startswith("    #")]
+    print(f"--- {t.get('name')}: {t.get('result')}, first lines of its output:")
+    print("\n".join(lines[:60]))
 print(f"{p} passed, {f} failed" + (f", {s} skipped" if s else ""))
 sys.exit(1 if f else 0)
 PY

@@ -4,14 +4,23 @@
 # `mmscope info` on committed recordings (real ones from `mmscope record`, a
 # truncated one, a header-only one), no privileges needed: text and --json,
 # cross-checked with the independent reader (mmsrec.py, from docs/FORMAT.md);
-# then the errors users meet: not a recording, a newer format, a missing file.
+# `mmscope report` (text, --json, by caller) on each of them and on the shipped
+# demo; then the errors users meet: not a recording, a newer format, a missing
+# file.
 #
 #   info_fixtures.sh MMSCOPE FIXTURE_DIR
+#
+# MMSCOPE_WRAP, when set, prefixes every mmscope run (scripts/test.sh sets it to
+# valgrind memcheck, so the reader and report paths run under it).
 set -u
 
 mmscope=$1
 fixtures=$2
 here=$(cd "$(dirname "$0")" && pwd)
+demo=$here/../../examples/demo.mmscope
+
+# shellcheck disable=SC2086 # MMSCOPE_WRAP is a command line
+mms() { ${MMSCOPE_WRAP:-} "$mmscope" "$@"; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -21,8 +30,8 @@ trap 'rm -rf "$dir"' EXIT
 n=0
 for f in "$fixtures"/*.mmscope; do
 	name=$(basename "$f")
-	"$mmscope" info "$f" >"$dir/info.txt" 2>&1 || fail "$name: info failed: $(cat "$dir/info.txt")"
-	"$mmscope" info --json "$f" >"$dir/info.json" || fail "$name: info --json failed"
+	mms info "$f" >"$dir/info.txt" 2>&1 || fail "$name: info failed: $(cat "$dir/info.txt")"
+	mms info --json "$f" >"$dir/info.json" || fail "$name: info --json failed"
 	python3 "$here/mmsrec.py" "$f" >"$dir/indep.json" || fail "$name: independent reader"
 	python3 - "$dir/info.json" "$dir/indep.json" "$name" <<'EOF' || fail "$name: readers disagree"
 import json, sys
@@ -49,13 +58,18 @@ EOF
 	*) grep -q '^status      complete' "$dir/info.txt" || fail "$name: not complete" ;;
 	esac
 	grep -q '^sources     lock contention: ' "$dir/info.txt" || fail "$name: no sources"
+	mms report "$f" >"$dir/report.txt" 2>&1 || fail "$name: report failed: $(cat "$dir/report.txt")"
+	mms report --json --by caller "$f" >"$dir/report.json" 2>"$dir/err" ||
+		fail "$name: report --json failed: $(cat "$dir/err")"
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/report.json" ||
+		fail "$name: report --json is not JSON"
 	n=$((n + 1))
 done
 [ $n -ge 3 ] || fail "only $n fixtures in $fixtures"
 
 # Errors users meet, each saying what is wrong.
 echo "hello" >"$dir/text.mmscope"
-"$mmscope" info "$dir/text.mmscope" 2>"$dir/err" && fail "a text file was accepted"
+mms info "$dir/text.mmscope" 2>"$dir/err" && fail "a text file was accepted"
 grep -q "not an mmscope recording" "$dir/err" || fail "unclear: $(cat "$dir/err")"
 python3 - "$fixtures/live-cmd.mmscope" "$dir/newer.mmscope" <<'EOF'
 import sys
@@ -63,10 +77,13 @@ b = bytearray(open(sys.argv[1], "rb").read())
 b[8] = 2
 open(sys.argv[2], "wb").write(b)
 EOF
-"$mmscope" info "$dir/newer.mmscope" 2>"$dir/err" && fail "a newer major version was accepted"
+mms info "$dir/newer.mmscope" 2>"$dir/err" && fail "a newer major version was accepted"
 grep -q "recording format 2.0 is newer than this mmscope reads" "$dir/err" ||
 	fail "unclear: $(cat "$dir/err")"
-"$mmscope" info "$dir/missing.mmscope" 2>"$dir/err" && fail "a missing file was accepted"
+mms info "$dir/missing.mmscope" 2>"$dir/err" && fail "a missing file was accepted"
 grep -q "cannot open $dir/missing.mmscope: No such file or directory" "$dir/err" ||
 	fail "unclear: $(cat "$dir/err")"
-echo "PASS: $n fixtures"
+mms report --by lock --percentiles --stacks "$demo" >"$dir/report.txt" 2>&1 ||
+	fail "demo: report failed: $(cat "$dir/report.txt")"
+grep -Eq "rwsem +mmap_lock \([0-9]+ mmap_churn\)" "$dir/report.txt" || fail "demo: no mm lock in the report"
+echo "PASS: $n fixtures and the demo"
