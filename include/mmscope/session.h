@@ -25,11 +25,7 @@ struct mms_session;
 struct mms_family_status {
 	const char *source;	/* ops->name of the source in use, or NULL */
 	const char *backend;	/* "bpf", "perf", "inferred" ... or NULL */
-	/*
-	 * When none: why (every candidate's reason).  With a source: what it
-	 * cannot measure on this kernel (its note), "" when nothing.
-	 */
-	char why[256];
+	char why[256];		/* when none: why (every candidate's reason) */
 };
 
 /* Called after every commit with the interval just committed. */
