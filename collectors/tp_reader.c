@@ -469,8 +469,8 @@ static void comm_set(struct mms_tp_reader *r, uint32_t pid, const char *comm)
 		i = r->comm_next++ % COMM_CACHE;
 		r->comms[i].pid = pid;
 	}
-	strncpy(r->comms[i].comm, comm, sizeof(r->comms[i].comm) - 1);
-	r->comms[i].comm[sizeof(r->comms[i].comm) - 1] = 0;
+	snprintf(r->comms[i].comm, sizeof(r->comms[i].comm), "%.*s",
+		 (int)sizeof(r->comms[i].comm) - 1, comm);
 }
 
 /* One record: pass 0 handles only forks (so children are known), pass 1 the rest. */
