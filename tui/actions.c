@@ -194,7 +194,6 @@ static unsigned int act_back(struct tui *t, int key)
 static unsigned int act_move(struct tui *t, int key)
 {
 	struct mms_list *l = tui_list(t);
-	long page = l && l->h_rows > 1 ? l->h_rows - 1 : 1;
 
 	if (t->help) {
 		if (key == KEY_UP || key == 'k' || key == KEY_PPAGE)
@@ -205,31 +204,7 @@ static unsigned int act_move(struct tui *t, int key)
 			t->help_top = 0;
 		return RX_REDRAW;
 	}
-	if (!l)
-		return RX_NONE;
-	switch (key) {
-	case KEY_UP:
-	case 'k':
-		mms_list_move(l, -1);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		mms_list_move(l, 1);
-		break;
-	case KEY_PPAGE:
-		mms_list_move(l, -page);
-		break;
-	case KEY_NPAGE:
-		mms_list_move(l, page);
-		break;
-	case KEY_HOME:
-		mms_list_home(l, false);
-		break;
-	case KEY_END:
-		mms_list_home(l, true);
-		break;
-	}
-	return RX_REDRAW;
+	return l && screen_list_key(l, key) ? RX_REDRAW : RX_NONE;
 }
 
 static unsigned int act_range(struct tui *t, int key)
@@ -400,24 +375,11 @@ static unsigned int prompt_commit(struct tui *t)
 
 static void prompt_append(struct tui *t, uint32_t cp)
 {
-	char tmp[8];
-	size_t n;
+	char tmp[4];
+	size_t n = mms_utf8_encode(cp, tmp);
 
-	if (cp < 0x80) {
-		tmp[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		tmp[0] = (char)(0xc0 | (cp >> 6));
-		tmp[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		tmp[0] = (char)(0xe0 | (cp >> 12));
-		tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		tmp[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
+	if (!n)
 		return;
-	}
 	if (t->prompt.len + n >= (t->prompt.kind == PROMPT_FILTER ? sizeof(t->filter) :
 				  sizeof(t->prompt.buf)))
 		return;

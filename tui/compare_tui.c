@@ -142,7 +142,6 @@ static void mouse(struct cmp_tui *t, const struct screen_mouse *m)
 static bool key(struct cmp_tui *t, int k, const struct screen_mouse *m)
 {
 	struct mms_list *l = cmpview_list(t->v);
-	long page = l->h_rows > 1 ? l->h_rows - 1 : 1;
 
 	t->flash[0] = 0;
 	if (k == KEY_MOUSE) {
@@ -158,6 +157,8 @@ static bool key(struct cmp_tui *t, int k, const struct screen_mouse *m)
 		t->help = false;
 		return k != 'q' && k != 'Q' && k != KEY_F(10);
 	}
+	if (screen_list_key(l, k))
+		return true;
 	switch (k) {
 	case 'q':
 	case 'Q':
@@ -167,24 +168,6 @@ static bool key(struct cmp_tui *t, int k, const struct screen_mouse *m)
 	case 'h':
 	case KEY_F(1):
 		t->help = true;
-		break;
-	case KEY_UP:
-	case 'k':
-		mms_list_move(l, -1);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		mms_list_move(l, 1);
-		break;
-	case KEY_PPAGE:
-		mms_list_move(l, -page);
-		break;
-	case KEY_NPAGE:
-		mms_list_move(l, page);
-		break;
-	case KEY_HOME:
-	case KEY_END:
-		mms_list_home(l, k == KEY_END);
 		break;
 	case '\t':
 	case KEY_BTAB:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "mmscope/view.h"
 #include "screen.h"
 
 #define RUN_MAX 1024
@@ -205,4 +206,30 @@ int screen_key(struct screen_mouse *m)
 		return (int)wk;
 	/* Non-ASCII characters could collide with curses' key codes: flag them. */
 	return wk < 0x80 ? (int)wk : (int)(wk | SCREEN_KEY_CHAR);
+}
+
+bool screen_list_key(struct mms_list *l, int key)
+{
+	long page = l->h_rows > 1 ? l->h_rows - 1 : 1;
+
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		mms_list_move(l, -1);
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		mms_list_move(l, 1);
+		return true;
+	case KEY_PPAGE:
+	case KEY_NPAGE:
+		mms_list_move(l, key == KEY_PPAGE ? -page : page);
+		return true;
+	case KEY_HOME:
+	case KEY_END:
+		mms_list_home(l, key == KEY_END);
+		return true;
+	default:
+		return false;
+	}
 }

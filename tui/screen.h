@@ -38,4 +38,11 @@ int screen_key(struct screen_mouse *m);
 /* Repaints everything on the next blit (Ctrl-L). */
 void screen_invalidate(void);
 
+struct mms_list;
+/*
+ * The keys every list shares (arrows and j/k, PgUp/PgDn by a screen less one
+ * row, Home/End): true when key was one of them and l moved.
+ */
+bool screen_list_key(struct mms_list *l, int key);
+
 #endif

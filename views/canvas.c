@@ -276,30 +276,37 @@ void mms_canvas_bar(struct mms_canvas *c, int x, int y, int w, double frac, enum
 	}
 }
 
+size_t mms_utf8_encode(uint32_t cp, char out[4])
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	if (cp > 0x10ffff)
+		return 0;
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
 static size_t put_utf8(char *buf, size_t len, size_t o, uint32_t cp)
 {
 	char tmp[4];
-	size_t n;
+	size_t n = mms_utf8_encode(cp, tmp);
 
-	if (cp < 0x80) {
-		tmp[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		tmp[0] = (char)(0xc0 | (cp >> 6));
-		tmp[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		tmp[0] = (char)(0xe0 | (cp >> 12));
-		tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		tmp[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		tmp[0] = (char)(0xf0 | (cp >> 18));
-		tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		tmp[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
 	for (size_t i = 0; i < n; i++)
 		if (o + i < len)
 			buf[o + i] = tmp[i];

@@ -53,6 +53,8 @@ struct mms_canvas {
 };
 
 int mms_canvas_create(int w, int h, bool utf8, struct mms_canvas **out);
+/* UTF-8 of code point cp (up to U+10FFFF) into out: its length, 0 when not one. */
+size_t mms_utf8_encode(uint32_t cp, char out[4]);
 void mms_canvas_destroy(struct mms_canvas *c);
 /* New size; contents are cleared.  0 or -ENOMEM (the old grid is kept then). */
 int mms_canvas_resize(struct mms_canvas *c, int w, int h);
