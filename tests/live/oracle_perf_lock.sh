@@ -14,14 +14,14 @@
 # waiting task).
 #
 #   threads: 4 threads in one process (mmap_lock, some i_mmap_rwsem);
-#            perf lock record -p PID and two live `mmscope report -p PID`
-#            (--by type, --by caller) attach to the running process.
+#            `mmscope record -p PID`, then perf lock record -p PID, attach to
+#            the running process.
 #   procs:   2 processes x 2 threads mapping one file (i_mmap_rwsem too);
 #            -p follows one process only, so mmscope launches the workload
 #            itself (`mmscope record -- CMD`, which follows its children and
 #            starts it only once collecting) and perf lock record -p PID
-#            attaches to it; the recording is then reported by type and
-#            by caller.
+#            attaches to it.
+# The recording is then reported by type and by caller.
 #
 # perf is read with --stack-skip=1: its callchain starts in the function
 # that fires the tracepoint (a lock slow path), and past that it skips the
@@ -80,30 +80,39 @@ wait_ready() {
 	[ -n "$wpid" ] || fail "mmap_churn did not start: $(cat "$dir"/churn.out "$dir"/*.err)"
 }
 
+# One mmscope, attached BEFORE perf.  Tracepoint probes run in the order they
+# were attached, and each tracer's begin..end interval then holds the handler
+# work of the tracers that run before it at begin and not at end: with perf
+# first, mmscope's waits would lack perf's begin work (callchain, ring write,
+# microseconds) and a spinlock wait is a few microseconds.  mmscope first, its
+# begin timestamp is taken when its own handler returns, just before perf's,
+# and the two see the same intervals up to mmscope's small end handler.
 case $mode in
 threads)
 	"$churn" -w -t 4 -P 1 -p 32 -S -s "$secs" -f "$dir/file" <&3 >"$dir/churn.out" 2>&1 &
 	pids+=($!)
 	wait_ready
-	for by in type caller; do
-		"$mmscope" report "${src_arg[@]}" -p "$wpid" --duration 120 --json --by "$by" -E 0 \
-			>"$dir/$by.json" 2>"$dir/$by.err" &
-		pids+=($!)
-		tracers+=($!)
-	done
+	"$mmscope" record "${src_arg[@]}" -p "$wpid" -o "$dir/rec.mms" --force \
+		>"$dir/record.out" 2>"$dir/record.err" &
 	;;
 procs)
 	"$mmscope" record "${src_arg[@]}" -o "$dir/rec.mms" --force -- \
 		"$churn" -w -t 2 -P 2 -p 32 -S -s "$secs" -f "$dir/file" \
 		<&3 >"$dir/churn.out" 2>"$dir/record.err" &
-	pids+=($!)
-	tracers+=($!)
-	wait_ready	# mmscope lets the command run once it collects
 	;;
 *)
 	fail "unknown mode $mode (threads or procs)"
 	;;
 esac
+mms_pid=$!
+pids+=("$mms_pid")
+tracers+=("$mms_pid")
+[ "$mode" = procs ] && wait_ready	# mmscope lets the command run once it collects
+for _ in $(seq 300); do
+	alive "$mms_pid" && has_events "$mms_pid" && break
+	sleep 0.1
+done
+has_events "$mms_pid" || fail "mmscope did not start: $(cat "$dir"/*.err)"
 perf lock record -p "$wpid" -o "$dir/perf.data" >"$dir/perf.log" 2>&1 &
 perf_pid=$!
 pids+=("$perf_pid")
@@ -134,13 +143,11 @@ for p in "${tracers[@]}"; do
 	wait "$p" || [ "$p" = "$perf_pid" ] || fail "mmscope failed: $(cat "$dir"/*.err)"
 done
 grep -q '^ops_per_sec=' "$dir/churn.out" || fail "mmap_churn failed: $(cat "$dir/churn.out")"
-if [ "$mode" = procs ]; then
-	for by in type caller; do
-		"$mmscope" report "$dir/rec.mms" --json --by "$by" -E 0 >"$dir/$by.json" \
-			2>"$dir/$by.err" ||
-			fail "mmscope report FILE --by $by: $(cat "$dir/$by.err")"
-	done
-fi
+for by in type caller; do
+	"$mmscope" report "$dir/rec.mms" --json --by "$by" -E 0 >"$dir/$by.json" \
+		2>"$dir/$by.err" ||
+		fail "mmscope report FILE --by $by: $(cat "$dir/$by.err")"
+done
 
 perf lock contention -i "$dir/perf.data" -a --stack-skip=1 -E 100000 \
 	>"$dir/perf.txt" 2>&1 || fail "perf lock contention: $(tail -n 5 "$dir/perf.txt")"
