@@ -147,10 +147,12 @@ const void *mms_intern_get(const struct mms_intern *t, uint32_t id)
 	return id && id <= t->nr ? t->ent[id].key : NULL;
 }
 
-void mms_intern_touch(struct mms_intern *t, uint32_t id, uint64_t seq)
+bool mms_intern_touch(struct mms_intern *t, uint32_t id, uint64_t seq)
 {
-	if (id && id <= t->nr && t->ent[id].key && t->ent[id].last_seq < seq)
-		t->ent[id].last_seq = seq;
+	if (!id || id > t->nr || !t->ent[id].key || t->ent[id].last_seq >= seq)
+		return false;
+	t->ent[id].last_seq = seq;
+	return true;
 }
 
 uint32_t mms_intern_sweep(struct mms_intern *t, uint64_t keep_from_seq)

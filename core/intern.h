@@ -30,7 +30,8 @@ void mms_intern_finish(struct mms_intern *t);
 uint32_t mms_intern_find(const struct mms_intern *t, const void *key, size_t len);
 uint32_t mms_intern_add(struct mms_intern *t, const void *key, size_t len, uint64_t seq);
 const void *mms_intern_get(const struct mms_intern *t, uint32_t id);
-void mms_intern_touch(struct mms_intern *t, uint32_t id, uint64_t seq);
+/* Marks id used at seq; true when that is later than it was used so far. */
+bool mms_intern_touch(struct mms_intern *t, uint32_t id, uint64_t seq);
 /* Frees entries last used before keep_from_seq; returns how many. */
 uint32_t mms_intern_sweep(struct mms_intern *t, uint64_t keep_from_seq);
 uint64_t mms_intern_hash(const void *key, size_t len);

@@ -542,6 +542,7 @@ int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **o
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	rec->refs = 1;
 	rec->buf = buf;
 	rec->len = len;
 	err = scan(rec, errbuf, errlen);
@@ -625,13 +626,17 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 
 void mms_recording_close(struct mms_recording *rec)
 {
-	if (!rec)
+	/* A store with deferred intervals of it may still need it (rec_feed.c). */
+	if (!rec || --rec->refs)
 		return;
 	for (int t = 0; t < MMS_TAB_NR; t++) {
 		rec_idmap_free(&rec->defined[t]);
-		rec_idmap_free(&rec->cur[t]);
-		rec_idmap_free(&rec->cache[t]);
+		rec_idmap_free(&rec->runs[t]);
 	}
+	free(rec->run_start);
+	free(rec->by_id);
+	free(rec->sid);
+	free(rec->hot);
 	for (uint32_t i = 0; i < rec->nr_keep; i++)
 		free(rec->keep[i]);
 	free(rec->keep);

@@ -24,6 +24,25 @@ struct def {
 	const uint8_t *p;	/* the record past its id */
 };
 
+/*
+ * The store id a definition was interned as, at intervals [lo, hi): where
+ * the file ids it names (the strings of a lock, say) mean what they meant.
+ */
+struct def_sid {
+	uint32_t id;		/* 0: not interned */
+	uint32_t lo, hi;
+};
+
+/*
+ * The last resolution of a file id: its store id at intervals [lo, hi).
+ * Rows name the same few locks, stacks and tasks over and over.
+ */
+#define REC_HOT 4096		/* per table, by file id modulo */
+struct hot_res {
+	uint32_t fid, id;
+	uint32_t lo, hi;
+};
+
 struct iv_ent {
 	size_t off;		/* of its block header in the file */
 	uint32_t stored, raw;
@@ -46,13 +65,20 @@ struct mms_recording {
 	uint8_t *scratch;
 	size_t scratch_cap;
 	struct idmap defined[MMS_TAB_NR];	/* while scanning: ids defined so far */
-	/* Feeding. */
-	struct idmap cur[MMS_TAB_NR];	/* file id -> def index + 1 */
-	struct idmap cache[MMS_TAB_NR];	/* file id -> id in cache_st */
-	uint32_t applied;	/* defs[0 .. applied-1] are in cur */
+	uint32_t refs;		/* the opener, and stores holding deferred intervals */
+	/*
+	 * Feeding (rec_feed.c), in any order: the definitions of each file id
+	 * in file order, to find the one that holds at an interval, and the
+	 * store id each was interned as.
+	 */
+	bool indexed;
+	struct idmap runs[MMS_TAB_NR];	/* file id -> 1 + its run */
+	uint32_t *run_start;	/* run r: by_id[run_start[r] .. run_start[r + 1]) */
+	uint32_t *by_id;	/* def indexes, grouped by table and file id */
+	struct def_sid *sid;	/* by def index; valid for cache_st at cache_gen */
+	struct hot_res *hot;	/* [table * REC_HOT + fid % REC_HOT]; the same */
 	const struct mms_store *cache_st;
-	uint64_t cache_epoch;
-	uint64_t cache_seq;	/* newest interval we committed to cache_st */
+	uint64_t cache_gen;	/* mms_store_id_gen() of cache_st */
 	char str[REC_MAX_STR + 1];
 };
 

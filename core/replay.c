@@ -149,11 +149,24 @@ int mms_replay_step(struct mms_source *src, struct mms_store *st, uint32_t n)
 	return (int)done;
 }
 
+/* The old way, for files whose rows may merge when read (see mms_replay_seek()). */
+static int refill(struct mms_source *src, struct mms_store *st, uint32_t from, uint32_t idx)
+{
+	struct replay *r = src->priv;
+	int n;
+
+	/* Store seqs then match recording indexes, whatever was played before. */
+	mms_store_reset(st, from);
+	r->pos = from;
+	n = mms_replay_step(src, st, idx + 1 - from);
+	return n < 0 ? n : 0;
+}
+
 int mms_replay_seek(struct mms_source *src, struct mms_store *st, uint32_t idx)
 {
 	struct replay *r = src->priv;
 	uint32_t count, from;
-	int n;
+	int err;
 
 	if (!r->rec)
 		return replay_prepare(src);
@@ -164,17 +177,35 @@ int mms_replay_seek(struct mms_source *src, struct mms_store *st, uint32_t idx)
 		idx = count - 1;
 	if (idx + 1 == r->pos)
 		return 0;
-	/* Forward by less than a window: playing on is cheaper than refilling. */
-	if (idx >= r->pos && idx - r->pos < r->window) {
-		n = mms_replay_step(src, st, idx + 1 - r->pos);
-		return n < 0 ? n : 0;
+	/* One forward is playing on. */
+	if (idx == r->pos) {
+		err = mms_replay_step(src, st, 1);
+		return err < 0 ? err : 0;
 	}
 	from = idx + 1 > r->window ? idx + 1 - r->window : 0;
-	/* Store seqs then match recording indexes, whatever was played before. */
-	mms_store_reset(st, from);
-	r->pos = from;
-	n = mms_replay_step(src, st, idx + 1 - from);
-	return n < 0 ? n : 0;
+	/*
+	 * A deferred interval is budgeted for as many rows as the file has.
+	 * Rows merge when read only where two references mean the same thing,
+	 * which no file mmscope wrote has; references to ids never defined (fed
+	 * as 0) are how other files have it, so those are read at once, as
+	 * played.  (Any other such file could keep an interval less under a
+	 * tight byte budget than playing would.)
+	 */
+	if (mms_recording_info(r->rec)->dangling)
+		return refill(src, st, from, idx);
+	/*
+	 * Store seqs are recording indexes (a store starts at 0 and seeks keep
+	 * it so): what the store has of the new window stays, decoded and
+	 * interned; the rest is decoded when a view reads it.
+	 */
+	mms_store_rewind(st, from, idx);
+	for (r->pos = from; r->pos <= idx; r->pos++) {
+		err = mms_recording_feed_deferred(r->rec, st, r->pos);
+		if (err)
+			return mms_source_fail(src, err, "replay: interval %u cannot be loaded: %s",
+					       r->pos, strerror(-err));
+	}
+	return 0;
 }
 
 int mms_replay_seek_time(struct mms_source *src, struct mms_store *st, uint64_t ns)

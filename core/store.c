@@ -1,47 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The store: a ring of committed intervals, the interval being built, and
- * the interned tables.  See include/mmscope/store.h.
+ * the interned tables.  See include/mmscope/store.h; deferred intervals and
+ * rewinding (replay seeks) are store_defer.c.
+ *
+ * Filling a deferred interval may intern new entries in the middle of a
+ * frame, so nothing a getter returned may move: stack views live in chunks
+ * that are never reallocated.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "intern.h"
-#include "mmscope/store.h"
+#include "store_int.h"
 
 #define DEFAULT_WINDOW 600
 #define DEFAULT_MAX_BYTES (64ULL << 20)
 #define DEFAULT_MAX_ROWS 65536
+#define STACK_CHUNK 256
+/* Unique across stores, so a cache keyed by it cannot mistake one store for another. */
+uint64_t store_new_id_gen(void)
+{
+	static uint64_t gen;
 
-struct row_index {
-	uint32_t *slots;	/* row index + 1, 0 = empty */
-	uint32_t nslots;
-};
-
-struct builder {
-	bool open;
-	struct mms_interval iv;
-	uint32_t cap_locks, cap_metrics;
-	struct row_index lock_idx, metric_idx;
-};
-
-struct mms_store {
-	struct mms_store_opts opts;
-	struct mms_interval **ring;	/* window slots */
-	uint32_t head;			/* index of the oldest */
-	uint32_t count;
-	uint64_t next_seq;
-	uint64_t iv_bytes;
-	uint64_t evicted;
-	uint64_t epoch;			/* bumped when ids are reused */
-	uint32_t sweep_at;		/* table size that triggers a sweep */
-	struct mms_intern tab[MMS_TAB_NR];
-	struct mms_stack *stacks;	/* views of interned stacks, by id */
-	uint32_t nr_stacks;
-	struct builder b;
-};
+	return __atomic_add_fetch(&gen, 1, __ATOMIC_RELAXED);
+}
 
 int mms_store_create(const struct mms_store_opts *opts, struct mms_store **out)
 {
@@ -58,10 +42,14 @@ int mms_store_create(const struct mms_store_opts *opts, struct mms_store **out)
 	if (!st->opts.max_rows)
 		st->opts.max_rows = DEFAULT_MAX_ROWS;
 	st->ring = calloc(st->opts.window, sizeof(*st->ring));
-	if (!st->ring) {
+	st->limbo = calloc(st->opts.window, sizeof(*st->limbo));
+	if (!st->ring || !st->limbo) {
+		free(st->ring);
+		free(st->limbo);
 		free(st);
 		return -ENOMEM;
 	}
+	st->id_gen = store_new_id_gen();
 	for (int i = 0; i < MMS_TAB_NR; i++)
 		mms_intern_init(&st->tab[i]);
 	st->sweep_at = 4096;
@@ -69,22 +57,33 @@ int mms_store_create(const struct mms_store_opts *opts, struct mms_store **out)
 	return 0;
 }
 
-static void interval_free(struct mms_interval *iv)
+void store_interval_free(struct mms_store *st, struct mms_interval *iv)
 {
 	if (!iv)
 		return;
+	if (store_held(iv)->deferred)
+		st->nr_deferred--;
 	free(iv->locks);
 	free(iv->metrics);
-	free(iv);
+	free(store_held(iv));
 }
 
-static uint64_t interval_bytes(const struct mms_interval *iv)
+static void stacks_free(struct mms_store *st)
+{
+	for (uint32_t i = 0; i < st->nr_chunks; i++)
+		free(st->stacks[i]);
+	free(st->stacks);
+	st->stacks = NULL;
+	st->nr_chunks = 0;
+}
+
+uint64_t store_interval_bytes(const struct mms_interval *iv)
 {
 	return sizeof(*iv) + (uint64_t)iv->n_locks * sizeof(*iv->locks) +
 	       (uint64_t)iv->n_metrics * sizeof(*iv->metrics);
 }
 
-static void builder_reset(struct builder *b)
+void store_builder_reset(struct builder *b)
 {
 	free(b->iv.locks);
 	free(b->iv.metrics);
@@ -98,19 +97,30 @@ void mms_store_destroy(struct mms_store *st)
 	if (!st)
 		return;
 	for (uint32_t i = 0; i < st->count; i++)
-		interval_free(st->ring[(st->head + i) % st->opts.window]);
+		store_interval_free(st, store_ring_at(st, i));
+	store_limbo_clear(st);
 	free(st->ring);
+	free(st->limbo);
 	for (int i = 0; i < MMS_TAB_NR; i++)
 		mms_intern_finish(&st->tab[i]);
-	free(st->stacks);
-	builder_reset(&st->b);
+	stacks_free(st);
+	store_builder_reset(&st->b);
+	store_builder_reset(&st->fb);
+	if (st->has_loader && st->loader.release)
+		st->loader.release(st->loader.ctx);
 	free(st);
+}
+
+/* The builder rows go to: the deferred interval being filled, if any. */
+static struct builder *cur_b(struct mms_store *st)
+{
+	return st->filling ? &st->fb : &st->b;
 }
 
 /* Sequence number new interned entries are stamped with. */
 static uint64_t cur_seq(const struct mms_store *st)
 {
-	return st->next_seq;
+	return st->filling ? st->fb.iv.seq : st->next_seq;
 }
 
 uint32_t mms_store_str(struct mms_store *st, const char *s)
@@ -157,17 +167,22 @@ uint32_t mms_store_stack(struct mms_store *st, const uint64_t *ips, const uint32
 	free(key);
 	if (!id)
 		return 0;
-	if (id >= st->nr_stacks) {
-		uint32_t n = t->cap + 1;
-		struct mms_stack *v = realloc(st->stacks, n * sizeof(*v));
+	if (id / STACK_CHUNK >= st->nr_chunks) {
+		uint32_t n = id / STACK_CHUNK + 1;
+		struct mms_stack **v = realloc(st->stacks, n * sizeof(*v));
 
 		if (!v)
 			return 0;
-		memset(v + st->nr_stacks, 0, (n - st->nr_stacks) * sizeof(*v));
+		memset(v + st->nr_chunks, 0, (n - st->nr_chunks) * sizeof(*v));
 		st->stacks = v;
-		st->nr_stacks = n;
+		st->nr_chunks = n;
 	}
-	stack_view(&st->stacks[id], mms_intern_get(t, id));
+	if (!st->stacks[id / STACK_CHUNK]) {
+		st->stacks[id / STACK_CHUNK] = calloc(STACK_CHUNK, sizeof(struct mms_stack));
+		if (!st->stacks[id / STACK_CHUNK])
+			return 0;
+	}
+	stack_view(&st->stacks[id / STACK_CHUNK][id % STACK_CHUNK], mms_intern_get(t, id));
 	for (uint32_t i = 0; i < nr; i++)
 		mms_intern_touch(&st->tab[MMS_TAB_STR], sym_ids[i], cur_seq(st));
 	return id;
@@ -175,9 +190,10 @@ uint32_t mms_store_stack(struct mms_store *st, const uint64_t *ips, const uint32
 
 const struct mms_stack *mms_store_get_stack(const struct mms_store *st, uint32_t id)
 {
-	if (!mms_intern_get(&st->tab[MMS_TAB_STACK], id) || id >= st->nr_stacks)
+	if (!mms_intern_get(&st->tab[MMS_TAB_STACK], id) || id / STACK_CHUNK >= st->nr_chunks ||
+	    !st->stacks[id / STACK_CHUNK])
 		return NULL;
-	return &st->stacks[id];
+	return &st->stacks[id / STACK_CHUNK][id % STACK_CHUNK];
 }
 
 uint32_t mms_store_task(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm)
@@ -199,6 +215,10 @@ uint32_t mms_store_lock(struct mms_store *st, const struct mms_lock_info *info)
 	struct mms_lock_info k = *info;
 
 	k.pad = 0;
+	/* Its strings are used as late as it is (see touch_lock_row()). */
+	mms_intern_touch(&st->tab[MMS_TAB_STR], k.name_id, cur_seq(st));
+	mms_intern_touch(&st->tab[MMS_TAB_STR], k.detail_id, cur_seq(st));
+	mms_intern_touch(&st->tab[MMS_TAB_STR], k.owner_comm_id, cur_seq(st));
 	return mms_intern_add(&st->tab[MMS_TAB_LOCK], &k, sizeof(k), cur_seq(st));
 }
 
@@ -234,43 +254,46 @@ uint64_t mms_store_epoch(const struct mms_store *st)
 	return st->epoch;
 }
 
-/* Keeps everything a row refers to alive for this interval. */
+/*
+ * Keeps everything a row refers to alive for this interval.  The strings a
+ * task, lock or stack names are always marked used at least as late as it
+ * (here, and when it is interned), so an entry already used as late as seq
+ * has its strings covered: rows repeat the same hot locks and stacks.
+ */
 static void touch_task(struct mms_store *st, uint32_t id, uint64_t seq)
 {
-	const struct mms_task *t = mms_store_get_task(st, id);
+	const struct mms_task *t;
 
-	mms_intern_touch(&st->tab[MMS_TAB_TASK], id, seq);
-	if (t)
-		mms_intern_touch(&st->tab[MMS_TAB_STR], t->comm_id, seq);
+	if (!mms_intern_touch(&st->tab[MMS_TAB_TASK], id, seq))
+		return;
+	t = mms_store_get_task(st, id);
+	mms_intern_touch(&st->tab[MMS_TAB_STR], t->comm_id, seq);
 }
 
 static void touch_lock_row(struct mms_store *st, const struct mms_lock_sample *s, uint64_t seq)
 {
-	const struct mms_lock_info *l = mms_store_get_lock(st, s->lock_id);
-	const struct mms_stack *k = mms_store_get_stack(st, s->stack_id);
 	struct mms_intern *str = &st->tab[MMS_TAB_STR];
 
-	mms_intern_touch(&st->tab[MMS_TAB_LOCK], s->lock_id, seq);
-	if (l) {
+	if (mms_intern_touch(&st->tab[MMS_TAB_LOCK], s->lock_id, seq)) {
+		const struct mms_lock_info *l = mms_store_get_lock(st, s->lock_id);
+
 		mms_intern_touch(str, l->name_id, seq);
 		mms_intern_touch(str, l->detail_id, seq);
 		mms_intern_touch(str, l->owner_comm_id, seq);
 	}
-	mms_intern_touch(&st->tab[MMS_TAB_STACK], s->stack_id, seq);
-	if (k)
-		for (uint32_t i = 0; i < k->nr; i++)
+	if (mms_intern_touch(&st->tab[MMS_TAB_STACK], s->stack_id, seq)) {
+		const struct mms_stack *k = mms_store_get_stack(st, s->stack_id);
+
+		for (uint32_t i = 0; k && i < k->nr; i++)
 			mms_intern_touch(str, k->sym_ids[i], seq);
+	}
 	touch_task(st, s->task_id, seq);
 }
 
-struct mms_interval *mms_store_begin(struct mms_store *st, uint64_t start_ns)
+void store_builder_begin(struct builder *b, uint64_t seq, uint64_t start_ns)
 {
-	struct builder *b = &st->b;
-
-	if (b->open)
-		return NULL;
 	b->open = true;
-	b->iv.seq = st->next_seq;
+	b->iv.seq = seq;
 	b->iv.start_ns = start_ns;
 	b->iv.n_locks = b->iv.n_metrics = 0;
 	b->iv.flags = 0;
@@ -279,15 +302,38 @@ struct mms_interval *mms_store_begin(struct mms_store *st, uint64_t start_ns)
 		memset(b->lock_idx.slots, 0, b->lock_idx.nslots * sizeof(uint32_t));
 	if (b->metric_idx.slots)
 		memset(b->metric_idx.slots, 0, b->metric_idx.nslots * sizeof(uint32_t));
+}
+
+struct mms_interval *mms_store_begin(struct mms_store *st, uint64_t start_ns)
+{
+	struct builder *b = &st->b;
+
+	if (b->open || st->filling)
+		return NULL;
+	store_builder_begin(b, st->next_seq, start_ns);
 	return &b->iv;
+}
+
+/* Row keys are a few 32-bit ids: mixing words is cheaper than hashing bytes. */
+static uint32_t row_hash(const void *key, size_t key_len)
+{
+	const uint8_t *p = key;
+	uint64_t h = 0;
+
+	for (size_t i = 0; i + 4 <= key_len; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, p + i, 4);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	}
+	return (uint32_t)(h >> 32);
 }
 
 /* Finds the row with this key in a builder index; returns its slot. */
 static uint32_t *idx_slot(struct row_index *ix, const void *rows, size_t row_size,
 			  const void *key, size_t key_len)
 {
-	uint64_t h = mms_intern_hash(key, key_len);
-	uint32_t i = (uint32_t)h & (ix->nslots - 1);
+	uint32_t i = row_hash(key, key_len) & (ix->nslots - 1);
 
 	while (ix->slots[i]) {
 		const char *r = (const char *)rows + (size_t)(ix->slots[i] - 1) * row_size;
@@ -318,11 +364,10 @@ static int idx_grow(struct row_index *ix, const void *rows, size_t row_size, siz
 }
 
 /* Merges or appends a row; rows start with their key of key_len bytes. */
-static int add_row(struct mms_store *st, void **rows, uint32_t *nr, uint32_t *cap,
-		   struct row_index *ix, const void *row, size_t row_size, size_t key_len,
-		   struct mms_stat **stat_out)
+static int add_row(struct mms_store *st, struct builder *b, void **rows, uint32_t *nr,
+		   uint32_t *cap, struct row_index *ix, const void *row, size_t row_size,
+		   size_t key_len, struct mms_stat **stat_out)
 {
-	struct builder *b = &st->b;
 	uint32_t *slot;
 
 	if (!b->open)
@@ -356,12 +401,12 @@ static int add_row(struct mms_store *st, void **rows, uint32_t *nr, uint32_t *ca
 
 int mms_store_add_lock(struct mms_store *st, const struct mms_lock_sample *s)
 {
-	struct builder *b = &st->b;
+	struct builder *b = cur_b(st);
 	struct mms_stat *stat;
 	void *rows = b->iv.locks;
 	int err;
 
-	err = add_row(st, &rows, &b->iv.n_locks, &b->cap_locks, &b->lock_idx, s, sizeof(*s),
+	err = add_row(st, b, &rows, &b->iv.n_locks, &b->cap_locks, &b->lock_idx, s, sizeof(*s),
 		      offsetof(struct mms_lock_sample, wait), &stat);
 	b->iv.locks = rows;
 	if (err < 0)
@@ -374,14 +419,14 @@ int mms_store_add_lock(struct mms_store *st, const struct mms_lock_sample *s)
 
 int mms_store_add_metric(struct mms_store *st, const struct mms_metric_sample *s)
 {
-	struct builder *b = &st->b;
+	struct builder *b = cur_b(st);
 	struct mms_metric_sample k = *s;
 	struct mms_stat *stat;
 	void *rows = b->iv.metrics;
 	int err;
 
 	k.pad = 0;
-	err = add_row(st, &rows, &b->iv.n_metrics, &b->cap_metrics, &b->metric_idx, &k,
+	err = add_row(st, b, &rows, &b->iv.n_metrics, &b->cap_metrics, &b->metric_idx, &k,
 		      sizeof(k), offsetof(struct mms_metric_sample, stat), &stat);
 	b->iv.metrics = rows;
 	if (err < 0)
@@ -407,81 +452,141 @@ int mms_store_add_value(struct mms_store *st, uint32_t proc_id, const char *metr
 
 void mms_store_add_lost(struct mms_store *st, enum mms_lost_reason r, uint64_t n)
 {
-	if (st->b.open && (unsigned int)r < MMS_LOST_NR)
-		st->b.iv.lost[r] += n;
+	struct builder *b = cur_b(st);
+
+	if (b->open && (unsigned int)r < MMS_LOST_NR)
+		b->iv.lost[r] += n;
 }
 
 static void evict_oldest(struct mms_store *st)
 {
 	struct mms_interval *iv = st->ring[st->head];
 
-	st->iv_bytes -= interval_bytes(iv);
-	interval_free(iv);
+	st->iv_bytes -= store_held(iv)->bytes;
+	store_interval_free(st, iv);
 	st->ring[st->head] = NULL;
 	st->head = (st->head + 1) % st->opts.window;
 	st->count--;
 	st->evicted++;
 }
 
-static void maybe_sweep(struct mms_store *st)
+uint32_t store_live(const struct mms_store *st)
 {
-	uint64_t keep = st->count ? st->ring[st->head]->seq : st->next_seq;
-	uint32_t total = 0, freed = 0;
+	uint32_t total = 0;
 
 	for (int t = 0; t < MMS_TAB_NR; t++)
 		total += st->tab[t].live;
-	if (total < st->sweep_at)
-		return;
+	return total;
+}
+
+uint64_t store_table_bytes(const struct mms_store *st)
+{
+	uint64_t n = 0;
+
 	for (int t = 0; t < MMS_TAB_NR; t++)
-		freed += mms_intern_sweep(&st->tab[t], keep);
-	if (freed)
+		n += st->tab[t].bytes + st->tab[t].nslots * sizeof(uint32_t);
+	return n;
+}
+
+void store_swept(struct mms_store *st, uint32_t total, uint32_t freed)
+{
+	if (freed) {
 		st->epoch++;
+		st->id_gen = store_new_id_gen();
+	}
 	total -= freed;
 	st->sweep_at = total * 2 > 4096 ? total * 2 : 4096;
 }
 
-int mms_store_commit(struct mms_store *st, uint64_t dur_ns, uint32_t flags)
+static void maybe_sweep(struct mms_store *st)
 {
-	struct builder *b = &st->b;
-	struct mms_interval *iv;
-	uint64_t bytes;
+	uint64_t keep = st->count ? st->ring[st->head]->seq : st->next_seq;
+	uint32_t total = store_live(st), freed = 0;
 
-	if (!b->open)
-		return -EINVAL;
-	iv = malloc(sizeof(*iv));
-	if (!iv)
-		return -ENOMEM;
-	*iv = b->iv;
-	iv->dur_ns = dur_ns;
-	iv->flags |= flags;
-	/* The builder's arrays become the interval's, trimmed to size. */
-	iv->locks = b->iv.n_locks ? realloc(b->iv.locks, b->iv.n_locks * sizeof(*iv->locks)) : NULL;
-	if (!b->iv.n_locks)
-		free(b->iv.locks);
-	iv->metrics = b->iv.n_metrics ?
-		realloc(b->iv.metrics, b->iv.n_metrics * sizeof(*iv->metrics)) : NULL;
-	if (!b->iv.n_metrics)
-		free(b->iv.metrics);
-	if ((b->iv.n_locks && !iv->locks) || (b->iv.n_metrics && !iv->metrics)) {
-		/* realloc to a smaller size does not fail in practice; be safe anyway. */
-		free(iv);
-		return -ENOMEM;
+	if (total < st->sweep_at)
+		return;
+	for (int t = 0; t < MMS_TAB_NR; t++)
+		freed += mms_intern_sweep(&st->tab[t], keep);
+	store_swept(st, total, freed);
+}
+
+/* The builder's rows and lost counts become iv's, trimmed to size; the builder closes. */
+int store_builder_take(struct builder *b, struct mms_interval *iv)
+{
+	struct mms_lock_sample *locks = NULL;
+	struct mms_metric_sample *metrics = NULL;
+
+	/* realloc to a smaller size does not fail in practice; be safe anyway. */
+	if (b->iv.n_locks) {
+		locks = realloc(b->iv.locks, b->iv.n_locks * sizeof(*locks));
+		if (!locks)
+			return -ENOMEM;
+		b->iv.locks = locks;
+		b->cap_locks = b->iv.n_locks;
 	}
+	if (b->iv.n_metrics) {
+		metrics = realloc(b->iv.metrics, b->iv.n_metrics * sizeof(*metrics));
+		if (!metrics)
+			return -ENOMEM;
+		b->iv.metrics = metrics;
+		b->cap_metrics = b->iv.n_metrics;
+	}
+	if (!locks)
+		free(b->iv.locks);
+	if (!metrics)
+		free(b->iv.metrics);
+	iv->locks = locks;
+	iv->metrics = metrics;
+	iv->n_locks = b->iv.n_locks;
+	iv->n_metrics = b->iv.n_metrics;
+	memcpy(iv->lost, b->iv.lost, sizeof(iv->lost));
 	b->iv.locks = NULL;
 	b->iv.metrics = NULL;
 	b->cap_locks = b->cap_metrics = 0;
 	b->iv.n_locks = b->iv.n_metrics = 0;
 	b->open = false;
+	return 0;
+}
 
-	bytes = interval_bytes(iv);
+/*
+ * Appends a committed interval, evicting what the window and the byte budget
+ * say.  Deferred ones do not sweep: their entries are not marked used yet.
+ */
+void store_append(struct mms_store *st, struct held *h)
+{
+	if (!h->deferred)
+		h->bytes = store_interval_bytes(&h->iv);
 	while (st->count && (st->count == st->opts.window ||
-			     st->iv_bytes + bytes > st->opts.max_bytes))
+			     st->iv_bytes + h->bytes > st->opts.max_bytes))
 		evict_oldest(st);
-	st->ring[(st->head + st->count) % st->opts.window] = iv;
+	st->ring[(st->head + st->count) % st->opts.window] = &h->iv;
 	st->count++;
-	st->iv_bytes += bytes;
+	st->iv_bytes += h->bytes;
 	st->next_seq++;
-	maybe_sweep(st);
+	if (!h->deferred)
+		maybe_sweep(st);
+}
+
+int mms_store_commit(struct mms_store *st, uint64_t dur_ns, uint32_t flags)
+{
+	struct builder *b = &st->b;
+	struct held *h;
+
+	if (!b->open || st->filling)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->iv.seq = b->iv.seq;
+	h->iv.start_ns = b->iv.start_ns;
+	h->iv.dur_ns = dur_ns;
+	h->iv.flags = b->iv.flags | flags;
+	if (store_builder_take(b, &h->iv)) {
+		free(h);
+		return -ENOMEM;
+	}
+	store_limbo_clear(st);
+	store_append(st, h);
 	return 0;
 }
 
@@ -494,7 +599,8 @@ void mms_store_abort(struct mms_store *st)
 void mms_store_reset(struct mms_store *st, uint64_t next_seq)
 {
 	for (uint32_t i = 0; i < st->count; i++)
-		interval_free(st->ring[(st->head + i) % st->opts.window]);
+		store_interval_free(st, store_ring_at(st, i));
+	store_limbo_clear(st);
 	memset(st->ring, 0, st->opts.window * sizeof(*st->ring));
 	st->head = st->count = 0;
 	st->iv_bytes = 0;
@@ -505,13 +611,24 @@ void mms_store_reset(struct mms_store *st, uint64_t next_seq)
 		mms_intern_finish(&st->tab[i]);
 		mms_intern_init(&st->tab[i]);
 	}
-	free(st->stacks);
-	st->stacks = NULL;
-	st->nr_stacks = 0;
+	stacks_free(st);
 	st->sweep_at = 4096;
-	builder_reset(&st->b);
+	store_builder_reset(&st->b);
 	st->epoch++;
+	st->id_gen = store_new_id_gen();
 }
+
+void store_touch_interval(struct mms_store *st, const struct mms_interval *iv, uint64_t seq)
+{
+	for (uint32_t i = 0; i < iv->n_locks; i++)
+		touch_lock_row(st, &iv->locks[i], seq);
+	for (uint32_t i = 0; i < iv->n_metrics; i++) {
+		touch_task(st, iv->metrics[i].proc_id, seq);
+		mms_intern_touch(&st->tab[MMS_TAB_STR], iv->metrics[i].metric_id, seq);
+	}
+}
+
+/* ---- Reading ---- */
 
 uint32_t mms_store_count(const struct mms_store *st)
 {
@@ -520,9 +637,15 @@ uint32_t mms_store_count(const struct mms_store *st)
 
 const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx)
 {
+	struct mms_interval *iv;
+
 	if (idx >= st->count)
 		return NULL;
-	return st->ring[(st->head + idx) % st->opts.window];
+	iv = store_ring_at(st, idx);
+	/* Filling adds what the interval always stood for: readers see no change. */
+	if (store_held(iv)->deferred)
+		store_fill((struct mms_store *)st, store_held(iv));
+	return iv;
 }
 
 const struct mms_interval *mms_store_latest(const struct mms_store *st)
@@ -532,7 +655,7 @@ const struct mms_interval *mms_store_latest(const struct mms_store *st)
 
 int mms_store_find_seq(const struct mms_store *st, uint64_t seq)
 {
-	const struct mms_interval *first = mms_store_at(st, 0);
+	const struct mms_interval *first = st->count ? store_ring_at(st, 0) : NULL;
 
 	/* Seqs are consecutive inside the window. */
 	if (!first || seq < first->seq || seq - first->seq >= st->count)
@@ -542,11 +665,7 @@ int mms_store_find_seq(const struct mms_store *st, uint64_t seq)
 
 uint64_t mms_store_bytes(const struct mms_store *st)
 {
-	uint64_t n = st->iv_bytes + st->opts.window * sizeof(*st->ring);
-
-	for (int t = 0; t < MMS_TAB_NR; t++)
-		n += st->tab[t].bytes + st->tab[t].nslots * sizeof(uint32_t);
-	return n;
+	return st->iv_bytes + st->opts.window * sizeof(*st->ring) + store_table_bytes(st);
 }
 
 uint64_t mms_store_evicted(const struct mms_store *st)

@@ -38,7 +38,7 @@ enum mms_rec_flags {
 struct mms_rec_family {
 	char source[32];	/* "lock-bpf" ..., "" when none worked */
 	char backend[16];	/* "bpf", "perf" ... */
-	char why[256];		/* when none: why not */
+	char why[256];		/* when none: why not; else what it cannot measure, or "" */
 };
 
 /* What the header says, plus what the reader found. */
@@ -171,10 +171,17 @@ const struct mms_rec_interval *mms_recording_interval(const struct mms_recording
 uint32_t mms_recording_find_time(const struct mms_recording *rec, uint64_t ns);
 /*
  * Commits interval idx into st with its recorded start, duration and flags.
- * Any order works; feeding in order is the fast path.  An interval the store
- * is building is abandoned first.
+ * Any order works, at the same cost.  An interval the store is building is
+ * abandoned first.
  */
 int mms_recording_feed(struct mms_recording *rec, struct mms_store *st, uint32_t idx);
+/*
+ * The same, deferred (mms_store_commit_deferred()): the rows are decoded
+ * when the interval is first read.  st keeps rec open until it needs it no
+ * more, so either may be closed or destroyed first.  -EBUSY while st is
+ * building an interval.
+ */
+int mms_recording_feed_deferred(struct mms_recording *rec, struct mms_store *st, uint32_t idx);
 
 /*
  * Everything in one call, for `report FILE`: opens path, feeds every
@@ -212,9 +219,10 @@ uint32_t mms_replay_pos(struct mms_source *src);
 /* Feeds up to n more intervals; returns how many (0: at the end) or -errno. */
 int mms_replay_step(struct mms_source *src, struct mms_store *st, uint32_t n);
 /*
- * Makes interval idx the newest in st: the store is reset and refilled with
- * the window ending at idx (or just stepped forward when that is shorter).
- * idx >= count seeks to the last.  Pointers from st are invalid afterwards.
+ * Makes interval idx the newest in st, which then holds the window ending at
+ * idx (or all before it): what st held of that window is kept, the rest is
+ * committed deferred, decoded when a view first reads it.  idx >= count seeks
+ * to the last.  Pointers from st are invalid afterwards.
  */
 int mms_replay_seek(struct mms_source *src, struct mms_store *st, uint32_t idx);
 /* The same for the interval covering realtime ns. */

@@ -139,7 +139,65 @@ void mms_store_abort(struct mms_store *st);
  */
 void mms_store_reset(struct mms_store *st, uint64_t next_seq);
 
-/* Committed history, oldest first: index 0 .. count-1. */
+/*
+ * Deferred intervals, for replay seeking: an interval committed with its
+ * times and row counts only, whose rows the store has its loader add the
+ * first time mms_store_at() or mms_store_latest() hands it out.  A seek then
+ * costs what the views look at (one interval and the sparkline minute), not
+ * the whole window.  Readers cannot tell: the rows are those load() adds,
+ * merged and counted exactly as for a normal commit.
+ */
+struct mms_store_loader {
+	/*
+	 * Adds the rows of the interval committed with cookie, with
+	 * mms_store_add_lock(), _add_metric() and _add_lost(); must not read
+	 * intervals.  On an error the interval stays empty and its rows are
+	 * counted lost (MMS_LOST_STORE).
+	 */
+	int (*load)(void *ctx, struct mms_store *st, uint64_t cookie);
+	/* The store no longer needs ctx (it is destroyed, or another loader took over). */
+	void (*release)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * Installs l (copied) unless it is installed already: true when it was
+ * installed now (release() is then called once, later).  Deferred intervals
+ * of a previous loader are filled first.
+ */
+bool mms_store_set_loader(struct mms_store *st, const struct mms_store_loader *l);
+
+struct mms_deferred_iv {
+	uint64_t start_ns, dur_ns;
+	uint32_t flags;
+	uint32_t n_locks, n_metrics;	/* rows load() adds (for the byte budget) */
+	uint64_t cookie;		/* given back to load() */
+};
+
+/* Commits a deferred interval (evicting as mms_store_commit() does). */
+int mms_store_commit_deferred(struct mms_store *st, const struct mms_deferred_iv *d);
+
+/*
+ * Like mms_store_reset(), but keeps the interned tables (ids stay valid,
+ * unless they are many: then those no kept interval refers to are freed),
+ * and keeps the filled intervals with seqs in [next_seq, keep_to]:
+ * mms_store_commit_deferred() takes such an interval back when it commits
+ * its seq with the same times, flags and row counts.  Seqs must name the
+ * same intervals as before (replay: the recording's index).  Bumps the epoch.
+ */
+void mms_store_rewind(struct mms_store *st, uint64_t next_seq, uint64_t keep_to);
+
+/*
+ * Changes whenever ids may have been freed (sweep, reset) and differs
+ * between stores: ids cached under one value still hold while it is the
+ * same.  Finer than the epoch, which also moves on a rewind.
+ */
+uint64_t mms_store_id_gen(const struct mms_store *st);
+
+/*
+ * Committed history, oldest first: index 0 .. count-1.  Getting a deferred
+ * interval fills it (pointers got before stay valid).
+ */
 uint32_t mms_store_count(const struct mms_store *st);
 const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx);
 const struct mms_interval *mms_store_latest(const struct mms_store *st);
