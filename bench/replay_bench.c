@@ -15,9 +15,11 @@
  * from a machine that runs builds.  Deterministic: the same file every time.
  *
  * seek: opens the file (every block read and checked, as `replay` does),
- * then seeks back and forth so that every seek refills the store's window
- * (600 intervals, the default): the slow path, not the step forward.  After
- * each seek the Locks view is updated and drawn, which is when the user
+ * then seeks back and forth far enough that every seek lands outside the
+ * store's window (600 intervals, the default): the slow path, not the step
+ * forward.  A seek commits the new window's intervals undecoded, and the
+ * Locks view, updated and drawn after it, decodes the ones it reads (the
+ * shown interval and the sparklines' minute): seek_frame is when the user
  * sees the new position.  One line, wall and CPU milliseconds:
  *
  *   open_ms=120.1 seek_p50_ms=30.2 seek_max_ms=35.0 seek_frame_p50_ms=31.0 ...
