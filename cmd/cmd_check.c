@@ -36,8 +36,9 @@ int mms_cmd_check(struct mms_cli *cli)
 				err = mms_source_prepare(src);
 			if (!err && f == MMS_FAM_LOCK)
 				lock_ok = true;
-			printf("%-22s %-11s %-10s %s\n", mms_family_name(f), (*o)->backend,
-			       err ? "missing" : "available", err ? src->why : (*o)->name);
+			printf("%-22s %-11s %-10s %s%s%s\n", mms_family_name(f), (*o)->backend,
+			       err ? "missing" : "available", err ? src->why : (*o)->name,
+			       !err && src->note[0] ? "; " : "", !err ? src->note : "");
 			mms_source_destroy(src);
 		}
 	}

@@ -100,7 +100,8 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 
 		printf("%-11s %s: ", f ? "" : "sources", mms_family_name(f));
 		if (fs->source[0])
-			printf("%s (%s)\n", fs->source, fs->backend);
+			printf("%s (%s)%s%s\n", fs->source, fs->backend, fs->why[0] ? "; " : "",
+			       fs->why);
 		else
 			printf("none: %s\n", fs->why[0] ? fs->why : "not recorded");
 	}

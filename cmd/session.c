@@ -200,7 +200,7 @@ static void open_family(struct mms_session *s, enum mms_metric_family f)
 			s->src[s->nr_src++] = src;
 			st->source = (*chain)->name;
 			st->backend = (*chain)->backend;
-			st->why[0] = 0;
+			snprintf(st->why, sizeof(st->why), "%s", src->note);
 			return;
 		}
 		used += (size_t)snprintf(st->why + used, used < sizeof(st->why) ?

@@ -82,9 +82,28 @@ static __always_inline __u32 mm_log2(__u64 v)
 	return r;
 }
 
+/*
+ * The histogram slot of v, clamped to the last slot, in a 64-bit register
+ * the verifier has seen compared.  Written in C (`if (slot >= N) slot =
+ * N - 1`), clang compares a zero-extended copy of the 32-bit slot and
+ * indexes with another, and 6.1's verifier, which does not carry the bound
+ * from one copy to the other, rejects the access ("R2 unbounded memory
+ * access").  Here the compare and the index are one register.
+ */
+static __always_inline __u64 mm_hist_slot(__u64 v)
+{
+	__u64 slot = mm_log2(v);
+
+	asm volatile("if %[slot] < %[n] goto +1\n\t"
+		     "%[slot] = %[last]"
+		     : [slot] "+r"(slot)
+		     : [n] "i"(MM_HIST_SLOTS), [last] "i"(MM_HIST_SLOTS - 1));
+	return slot;
+}
+
 static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
 {
-	__u32 slot = mm_log2(v);
+	__u64 slot = mm_hist_slot(v);
 
 	if (!s->count || v < s->min)
 		s->min = v;
@@ -92,8 +111,6 @@ static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
 		s->max = v;
 	s->count++;
 	s->total += v;
-	if (slot >= MM_HIST_SLOTS)
-		slot = MM_HIST_SLOTS - 1;
 	s->hist[slot]++;
 }
 
@@ -190,6 +207,7 @@ int BPF_PROG(mm_fork, struct task_struct *parent, struct task_struct *child)
 #ifndef __BPF_HELPERS__
 /* User side: see mm_agg.c. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <bpf/libbpf.h>
@@ -197,6 +215,7 @@ int BPF_PROG(mm_fork, struct task_struct *parent, struct task_struct *child)
 struct mms_stat;
 struct mms_options;
 struct mms_store;
+struct mm_task_id;
 
 struct mm_agg {
 	int map_fd;
@@ -206,9 +225,19 @@ struct mm_agg {
 	uint64_t lost_seen[MM_LOST_NR];
 	const char *const *names;	/* metric index -> metric name */
 	uint32_t nr_names;
-	struct mm_key *keys;
+	struct mm_key *keys;		/* one drain's entries, deleted at its end */
 	size_t cap_keys;
-	struct mm_val *vals;		/* one per possible CPU */
+	/* One batch read: keys, and per key one value per possible CPU. */
+	struct mm_key *bkeys;
+	struct mm_val *vals;
+	uint32_t batch;			/* entries; grows when a bucket needs it */
+	bool batched;			/* the kernel has batch operations for the map */
+	/*
+	 * Store ids of one drain, so that the many keys of a process or a
+	 * metric intern it once: by metric index, and by tgid (+ comm) hash.
+	 */
+	uint32_t *metric_ids;
+	struct mm_task_id *task_ids;
 	/* Optional: more rows derived from each row added (after it). */
 	int (*extra)(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
 		     const struct mms_stat *s);
@@ -255,19 +284,32 @@ int mm_uagg_drain(struct mm_uagg *u, struct mms_store *st, const char *const *na
 void mm_uagg_finish(struct mm_uagg *u);
 
 struct mms_source;
+struct bpf_object_skeleton;
 /*
- * A libbpf print callback that keeps the log instead of printing it, and
- * what to do with what it kept: forget it, or print it to stderr.
+ * Around a load or attach done by hand: libbpf's messages are watched for
+ * the program that failed and the verifier's reason (and still printed
+ * under MMSCOPE_DEBUG), for the next mm_bpf_fail().
  */
-int mm_bpf_log_keep(enum libbpf_print_level level, const char *fmt, va_list ap);
-void mm_bpf_log_reset(void);
-void mm_bpf_log_flush(void);
+void mm_bpf_log_begin(void);
+void mm_bpf_log_end(void);
 
 /*
  * Fills src->why for a failed BPF step ("loading", "attaching ...") with
- * the reason and what to do; returns err.
+ * the reason (the verifier's, when it rejected a program) and what to do;
+ * returns err.
  */
 int mm_bpf_fail(struct mms_source *src, int err, const char *what);
+
+/* Load / attach a skeleton; on failure src->why says why (mm_bpf_fail). 0 or -errno. */
+int mm_bpf_load(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
+int mm_bpf_attach(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
+/*
+ * Loads an fentry/fexit skeleton and attaches and detaches it once: only
+ * an attach tells whether this kernel allows fentry (many refuse it with
+ * EPERM), and `check` must know at prepare.  what: the functions hooked
+ * ("the VMA functions"), for the messages.  0 or -errno with src->why set.
+ */
+int mm_bpf_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
 #endif
 
 #endif

@@ -56,9 +56,9 @@ static int mh_prepare(struct mms_source *src)
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
 		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mmap_hold__load(p->skel);
+	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/mmap_lock_* programs");
 	if (err)
-		return mm_bpf_fail(src, err, "loading tp_btf/mmap_lock_* programs");
+		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
 		return mm_bpf_fail(src, err, "setting the process filter");
@@ -74,9 +74,8 @@ static int mh_prepare(struct mms_source *src)
 static int mh_start(struct mms_source *src)
 {
 	struct mh_priv *p = src->priv;
-	int err = mmap_hold__attach(p->skel);
 
-	return err ? mm_bpf_fail(src, err, "attaching to mmap_lock tracepoints") : 0;
+	return mm_bpf_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
 }
 
 static int mh_drain(struct mms_source *src, struct mms_store *st)

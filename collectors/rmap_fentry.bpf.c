@@ -23,6 +23,25 @@ struct folio___old {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
 
+/*
+ * The flags word: a plain unsigned long in 6.1, memdesc_flags_t (a struct
+ * around it) in 6.18.  CO-RE does not relocate a field whose type
+ * changed from integer to struct ("failed to resolve CO-RE relocation
+ * struct folio.flags" on 6.1), so each shape has a flavour of its own and
+ * the one this kernel has is read.
+ */
+struct folio___ulong_flags {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct memdesc_flags___mms {
+	unsigned long f;
+} __attribute__((preserve_access_index));
+
+struct folio___memdesc_flags {
+	struct memdesc_flags___mms flags;
+} __attribute__((preserve_access_index));
+
 struct rf_task {
 	__u8 in_ttu;
 	__u8 anon;
@@ -37,11 +56,22 @@ struct {
 	__type(value, struct rf_task);
 } rf_tasks SEC(".maps");
 
+static __always_inline unsigned long folio_flags(struct folio *f)
+{
+	struct folio___memdesc_flags *fm = (void *)f;
+	struct folio___ulong_flags *fu = (void *)f;
+
+	if (bpf_core_field_exists(fu->flags))
+		return BPF_CORE_READ(fu, flags);
+	if (bpf_core_field_exists(fm->flags.f))
+		return BPF_CORE_READ(fm, flags.f);
+	return 0;
+}
+
 static __always_inline __u32 folio_order_of(struct folio *f)
 {
-	unsigned long flags = 0;
+	unsigned long flags = folio_flags(f);
 
-	bpf_probe_read_kernel(&flags, sizeof(flags), &f->flags);
 	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
 		return 0;
 	if (bpf_core_field_exists(((struct folio___old *)f)->_folio_order))

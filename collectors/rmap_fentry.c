@@ -54,28 +54,6 @@ static int choose_programs(struct mms_source *src, struct rmap_fentry *skel)
 	return 0;
 }
 
-/*
- * Loads and attaches once, to learn now (for `check`) whether this kernel
- * allows fentry at all.  Many kernels refuse it with EPERM, and then
- * libbpf's log would only bury the one-line reason we give; any other
- * failure shows the log (the verifier's reasons).
- */
-static int load_quietly(struct rmap_fentry *skel)
-{
-	libbpf_print_fn_t old = libbpf_set_print(mm_bpf_log_keep);
-	int err;
-
-	mm_bpf_log_reset();
-	err = rmap_fentry__load(skel);
-	if (!err)
-		err = rmap_fentry__attach(skel);
-	rmap_fentry__detach(skel);
-	libbpf_set_print(old);
-	if (err && err != -EPERM && err != -EACCES)
-		mm_bpf_log_flush();
-	return err;
-}
-
 static int rf_create(struct mms_source *src, const struct mms_options *opts)
 {
 	src->priv = calloc(1, sizeof(struct rf_priv));
@@ -96,12 +74,11 @@ static int rf_prepare(struct mms_source *src)
 	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (!err)
-		err = load_quietly(p->skel);
-	if (err == -EPERM || err == -EACCES)
-		return mms_source_fail(src, err, "fentry/fexit not permitted by this kernel (EPERM)");
 	if (err)
-		return mm_bpf_fail(src, err, "loading fentry on try_to_unmap_one");
+		return mm_bpf_fail(src, err, "sizing the aggregation map");
+	err = mm_bpf_fentry_try(src, p->skel->skeleton, "try_to_unmap_one and the rmap removals");
+	if (err)
+		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
 		return mm_bpf_fail(src, err, "setting the process filter");
@@ -116,9 +93,8 @@ static int rf_prepare(struct mms_source *src)
 static int rf_start(struct mms_source *src)
 {
 	struct rf_priv *p = src->priv;
-	int err = rmap_fentry__attach(p->skel);
 
-	return err ? mm_bpf_fail(src, err, "attaching fentry to try_to_unmap_one") : 0;
+	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry to try_to_unmap_one");
 }
 
 static int rf_drain(struct mms_source *src, struct mms_store *st)

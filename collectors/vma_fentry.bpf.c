@@ -8,7 +8,10 @@
  *             (changed ranges), copy_vma (marks merges as copies),
  *             vma_expand (outside a merge), vma_shrink
  *   6.1:      __split_vma, __vma_adjust (insert set = the split already
- *             counted, expand set = a merge; else an expand or shrink)
+ *             counted, expand set = a merge; else an expand or shrink).
+ *             mmap_region() joins a new mapping to its neighbours in
+ *             vma_expand() and brk grows in place, neither through
+ *             __vma_adjust: those merges are not seen (vma_fentry.c says so)
  *
  * Merge kinds come from geometry: the merged VMA reaching below the
  * requested range took in prev, above it next.  VMAs removed come from
@@ -279,6 +282,16 @@ int BPF_PROG(vf_adjust_exit, struct vm_area_struct *vma, unsigned long start,
 		   MMS_VMA_MERGE_SUB(kind, MMS_VMA_ORIGIN_UNKNOWN,
 				     BPF_CORE_READ(vma, vm_file) != NULL),
 		   removed > 0 ? removed : 0);
+	return 0;
+}
+
+/*
+ * 6.1: never attached to count anything.  User space only tries to attach
+ * it, to say in the source's note what this kernel answers for vma_expand().
+ */
+SEC("fentry/vma_expand")
+int BPF_PROG(vf_expand_probe)
+{
 	return 0;
 }
 

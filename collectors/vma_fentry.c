@@ -19,6 +19,8 @@ struct vf_priv {
 	struct vma_fentry *skel;
 	struct mm_agg agg;
 	bool agg_ready;
+	bool adjust;		/* 6.1: hooks __vma_adjust (no vma_merge_new_range) */
+	bool expand_btf;	/* vma_expand is in BTF */
 };
 
 static const char *const vf_names[VF_NR] = {
@@ -38,14 +40,17 @@ static bool has_func(const struct btf *btf, const char *name)
  * Picks the programs for this kernel.  Returns how many hook a split or a
  * merge (0: nothing to measure here).
  */
-static int choose_programs(struct vma_fentry *skel)
+static int choose_programs(struct vf_priv *p)
 {
+	struct vma_fentry *skel = p->skel;
 	struct btf *btf = btf__load_vmlinux_btf();
 	bool split = has_func(btf, "__split_vma");
 	bool mainline = has_func(btf, "vma_merge_new_range");
 	bool modify = mainline && has_func(btf, "vma_modify");
 	bool old = !mainline && has_func(btf, "__vma_adjust");
 
+	p->adjust = old;
+	p->expand_btf = has_func(btf, "vma_expand");
 	bpf_program__set_autoload(skel->progs.vf_split, split);
 	bpf_program__set_autoload(skel->progs.vf_new_enter, mainline);
 	bpf_program__set_autoload(skel->progs.vf_new_exit, mainline);
@@ -53,34 +58,47 @@ static int choose_programs(struct vma_fentry *skel)
 	bpf_program__set_autoload(skel->progs.vf_modify_exit, modify);
 	bpf_program__set_autoload(skel->progs.vf_copy_enter, mainline && has_func(btf, "copy_vma"));
 	bpf_program__set_autoload(skel->progs.vf_copy_exit, mainline && has_func(btf, "copy_vma"));
-	bpf_program__set_autoload(skel->progs.vf_expand, mainline && has_func(btf, "vma_expand"));
+	bpf_program__set_autoload(skel->progs.vf_expand, mainline && p->expand_btf);
 	bpf_program__set_autoload(skel->progs.vf_shrink, mainline && has_func(btf, "vma_shrink"));
 	bpf_program__set_autoload(skel->progs.vf_adjust_enter, old);
 	bpf_program__set_autoload(skel->progs.vf_adjust_exit, old);
+	/* Attached by hand, once, in note_expand(). */
+	bpf_program__set_autoload(skel->progs.vf_expand_probe, old && p->expand_btf);
+	bpf_program__set_autoattach(skel->progs.vf_expand_probe, false);
 	btf__free(btf);
 	return split + mainline + modify + old;
 }
 
 /*
- * Loads and attaches once, to learn now (for `check`) whether this kernel
- * allows fentry at all.  Many kernels refuse it with EPERM, and then
- * libbpf's log would only bury the one-line reason we give; any other
- * failure shows the log (the verifier's reasons).
+ * 6.1 joins a new mapping to its neighbours in vma_expand() (mmap_region())
+ * and grows brk in place (do_brk_flags()), neither through __vma_adjust():
+ * those merges are not counted here.  The note says so, with what this
+ * kernel answers when asked to attach to vma_expand(), rather than leaving
+ * a vma.merge of 0 for mmap to look measured.
  */
-static int load_quietly(struct vma_fentry *skel)
+static void note_expand(struct mms_source *src, struct vf_priv *p)
 {
-	libbpf_print_fn_t old = libbpf_set_print(mm_bpf_log_keep);
-	int err;
+	static const char lead[] = "vma.merge does not count new mappings joined to a "
+				   "neighbour (mmap, brk)";
+	struct bpf_link *link;
 
-	mm_bpf_log_reset();
-	err = vma_fentry__load(skel);
-	if (!err)
-		err = vma_fentry__attach(skel);
-	vma_fentry__detach(skel);
-	libbpf_set_print(old);
-	if (err && err != -EPERM && err != -EACCES)
-		mm_bpf_log_flush();
-	return err;
+	if (!p->adjust)
+		return;
+	if (!p->expand_btf) {
+		snprintf(src->note, sizeof(src->note), "%s: vma_expand() is not in this kernel's "
+			 "BTF (inlined) and brk grows its VMA in place", lead);
+		return;
+	}
+	link = bpf_program__attach(p->skel->progs.vf_expand_probe);
+	if (!link) {
+		snprintf(src->note, sizeof(src->note), "%s: vma_expand() cannot take fentry (%s; "
+			 "6.1 declares it inline, which the kernel makes notrace) and brk grows "
+			 "its VMA in place", lead, strerror(errno));
+		return;
+	}
+	bpf_link__destroy(link);
+	snprintf(src->note, sizeof(src->note), "%s: vma_expand() and brk do not go through "
+		 "__vma_adjust(), which this source hooks on this kernel", lead);
 }
 
 static int vf_create(struct mms_source *src, const struct mms_options *opts)
@@ -97,18 +115,18 @@ static int vf_prepare(struct mms_source *src)
 	p->skel = vma_fentry__open();
 	if (!p->skel)
 		return mm_bpf_fail(src, -errno, "opening the BPF object");
-	if (!choose_programs(p->skel))
+	if (!choose_programs(p))
 		return mms_source_fail(src, -ENOENT, "none of __split_vma, vma_merge_new_range, "
 				       "__vma_adjust is in this kernel's BTF (inlined or renamed)");
 	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (!err)
-		err = load_quietly(p->skel);
-	if (err == -EPERM || err == -EACCES)
-		return mms_source_fail(src, err, "fentry/fexit not permitted by this kernel (EPERM)");
 	if (err)
-		return mm_bpf_fail(src, err, "loading fentry/fexit on the VMA functions");
+		return mm_bpf_fail(src, err, "sizing the aggregation map");
+	err = mm_bpf_fentry_try(src, p->skel->skeleton, "the VMA functions");
+	if (err)
+		return err;
+	note_expand(src, p);
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
 		return mm_bpf_fail(src, err, "setting the process filter");
@@ -123,9 +141,8 @@ static int vf_prepare(struct mms_source *src)
 static int vf_start(struct mms_source *src)
 {
 	struct vf_priv *p = src->priv;
-	int err = vma_fentry__attach(p->skel);
 
-	return err ? mm_bpf_fail(src, err, "attaching fentry/fexit to the VMA functions") : 0;
+	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry/fexit to the VMA functions");
 }
 
 static int vf_drain(struct mms_source *src, struct mms_store *st)

@@ -44,9 +44,9 @@ static int vi_prepare(struct mms_source *src)
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
 		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = vma_inferred__load(p->skel);
+	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/sys_enter+sys_exit programs");
 	if (err)
-		return mm_bpf_fail(src, err, "loading tp_btf/sys_enter+sys_exit programs");
+		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
 		return mm_bpf_fail(src, err, "setting the process filter");
@@ -61,9 +61,8 @@ static int vi_prepare(struct mms_source *src)
 static int vi_start(struct mms_source *src)
 {
 	struct vi_priv *p = src->priv;
-	int err = vma_inferred__attach(p->skel);
 
-	return err ? mm_bpf_fail(src, err, "attaching to sys_enter/sys_exit") : 0;
+	return mm_bpf_attach(src, p->skel->skeleton, "attaching to sys_enter/sys_exit");
 }
 
 static int vi_drain(struct mms_source *src, struct mms_store *st)

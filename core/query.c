@@ -11,6 +11,12 @@ struct keymap {
 	uint64_t *keys;
 	uint32_t *vals;		/* row index + 1 */
 	uint32_t n;
+	/*
+	 * Keys that are interned ids (locks, tasks) index this directly (row
+	 * index + 1): no hashing, and a table far smaller than a hash of keys.
+	 */
+	uint32_t *dense;
+	uint32_t nr_dense;
 };
 
 static uint32_t hash64(uint64_t k)
@@ -21,9 +27,8 @@ static uint32_t hash64(uint64_t k)
 	return (uint32_t)k;
 }
 
-static int keymap_grow(struct keymap *m, const struct mms_rows *rows)
+static int keymap_resize(struct keymap *m, const struct mms_rows *rows, uint32_t n)
 {
-	uint32_t n = m->n ? m->n * 2 : 256;
 	uint64_t *keys = calloc(n, sizeof(*keys));
 	uint32_t *vals = calloc(n, sizeof(*vals));
 
@@ -48,17 +53,31 @@ static int keymap_grow(struct keymap *m, const struct mms_rows *rows)
 	return 0;
 }
 
+/*
+ * The row of key; a new one (*fresh) has only its key set, the caller fills
+ * the rest.
+ */
 static struct mms_row *row_get(struct keymap *m, struct mms_rows *rows, uint64_t key, bool *fresh)
 {
-	uint32_t i;
+	uint32_t i = 0, *slot;
+	struct mms_row *r;
 
-	if ((rows->nr + 1) * 2 > m->n && keymap_grow(m, rows))
-		return NULL;
-	for (i = hash64(key) & (m->n - 1); m->vals[i]; i = (i + 1) & (m->n - 1))
-		if (m->keys[i] == key) {
+	if (key < m->nr_dense) {
+		slot = &m->dense[key];
+		if (*slot) {
 			*fresh = false;
-			return &rows->rows[m->vals[i] - 1];
+			return &rows->rows[*slot - 1];
 		}
+	} else {
+		if ((rows->nr + 1) * 2 > m->n && keymap_resize(m, rows, m->n ? m->n * 2 : 256))
+			return NULL;
+		for (i = hash64(key) & (m->n - 1); m->vals[i]; i = (i + 1) & (m->n - 1))
+			if (m->keys[i] == key) {
+				*fresh = false;
+				return &rows->rows[m->vals[i] - 1];
+			}
+		slot = &m->vals[i];
+	}
 	if (rows->nr == rows->cap) {
 		size_t cap = rows->cap ? rows->cap * 2 : 64;
 		struct mms_row *p = realloc(rows->rows, cap * sizeof(*p));
@@ -68,12 +87,13 @@ static struct mms_row *row_get(struct keymap *m, struct mms_rows *rows, uint64_t
 		rows->rows = p;
 		rows->cap = cap;
 	}
-	m->keys[i] = key;
-	m->vals[i] = (uint32_t)rows->nr + 1;
+	if (key >= m->nr_dense)
+		m->keys[i] = key;
+	*slot = (uint32_t)rows->nr + 1;
 	*fresh = true;
-	memset(&rows->rows[rows->nr], 0, sizeof(rows->rows[0]));
-	rows->rows[rows->nr].key = key;
-	return &rows->rows[rows->nr++];
+	r = &rows->rows[rows->nr++];
+	r->key = key;
+	return r;
 }
 
 uint32_t mms_stack_caller(const struct mms_stack *s, uint32_t stack_skip, uint64_t *ip)
@@ -114,25 +134,122 @@ static uint64_t row_key(const struct mms_store *st, const struct mms_query *q,
 	}
 }
 
-static void row_label(const struct mms_store *st, const struct mms_query *q, struct mms_row *r)
+struct mms_labels {
+	const struct mms_store *st;	/* what the labels were made from */
+	uint64_t epoch;
+	uint32_t *off;			/* by lock id: offset + 1 into text; 0: not made yet */
+	uint32_t nr_off;
+	char *text;
+	size_t len, cap;
+};
+
+int mms_labels_create(struct mms_labels **out)
 {
-	const struct mms_task *t = mms_store_get_task(st, r->first_task);
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void mms_labels_destroy(struct mms_labels *l)
+{
+	if (!l)
+		return;
+	free(l->off);
+	free(l->text);
+	free(l);
+}
+
+/* Forgets every label when they may no longer be true (other store, ids reused). */
+static void labels_check(struct mms_labels *l, const struct mms_store *st)
+{
+	if (l->st == st && l->epoch == mms_store_epoch(st))
+		return;
+	if (l->off)
+		memset(l->off, 0, l->nr_off * sizeof(*l->off));
+	l->len = 0;
+	l->st = st;
+	l->epoch = mms_store_epoch(st);
+}
+
+/* The label of a lock, made on first use; NULL when out of memory. */
+static const char *labels_lock(struct mms_labels *l, const struct mms_store *st, uint32_t id)
+{
+	char buf[sizeof(((struct mms_row *)0)->label)];
+	size_t n;
+
+	if (id < l->nr_off && l->off[id])
+		return l->text + l->off[id] - 1;
+	/*
+	 * A free id (a row older than the last sweep) may be handed out again
+	 * before the epoch moves: only labels of live locks are kept.
+	 */
+	if (!mms_store_get_lock(st, id))
+		return NULL;
+	if (id >= l->nr_off) {
+		uint32_t nr = id + 1 > 2 * l->nr_off ? id + 1 : 2 * l->nr_off;
+		uint32_t *off = realloc(l->off, nr * sizeof(*off));
+
+		if (!off)
+			return NULL;
+		memset(off + l->nr_off, 0, (nr - l->nr_off) * sizeof(*off));
+		l->off = off;
+		l->nr_off = nr;
+	}
+	mms_store_lock_label(st, id, buf, sizeof(buf));
+	n = strlen(buf) + 1;
+	if (l->len + n > l->cap || l->len + n > UINT32_MAX) {
+		size_t cap = l->cap ? l->cap * 2 : 4096;
+		char *t;
+
+		if (l->len + n > UINT32_MAX)
+			return NULL;
+		while (cap < l->len + n)
+			cap *= 2;
+		t = realloc(l->text, cap);
+		if (!t)
+			return NULL;
+		l->text = t;
+		l->cap = cap;
+	}
+	memcpy(l->text + l->len, buf, n);
+	l->off[id] = (uint32_t)l->len + 1;
+	l->len += n;
+	return l->text + l->off[id] - 1;
+}
+
+/* snprintf(dst, sizeof(label), "%s", src) without the cost of the format engine. */
+static void label_copy(char *dst, const char *src)
+{
+	size_t n = strnlen(src, sizeof(((struct mms_row *)0)->label) - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+void mms_query_row_label(const struct mms_store *st, const struct mms_query *q, struct mms_row *r)
+{
+	const struct mms_task *t;
+	const char *s;
 
 	switch (q->by) {
 	case MMS_BY_LOCK:
-		mms_store_lock_label(st, r->first_lock, r->label, sizeof(r->label));
+		if (q->labels)
+			labels_check(q->labels, st);
+		s = q->labels ? labels_lock(q->labels, st, r->first_lock) : NULL;
+		if (s)
+			label_copy(r->label, s);
+		else
+			mms_store_lock_label(st, r->first_lock, r->label, sizeof(r->label));
 		break;
 	case MMS_BY_CALLER:
-		snprintf(r->label, sizeof(r->label), "%s",
-			 r->name_id ? mms_store_get_str(st, r->name_id) : "unknown");
+		label_copy(r->label, r->name_id ? mms_store_get_str(st, r->name_id) : "unknown");
 		break;
 	case MMS_BY_TASK:
 	case MMS_BY_PROCESS:
-		snprintf(r->label, sizeof(r->label), "%s",
-			 t ? mms_store_get_str(st, t->comm_id) : "?");
+		t = mms_store_get_task(st, r->first_task);
+		label_copy(r->label, t ? mms_store_get_str(st, t->comm_id) : "?");
 		break;
 	case MMS_BY_TYPE:
-		snprintf(r->label, sizeof(r->label), "%s", mms_lock_type_name(r->flags));
+		label_copy(r->label, mms_lock_type_name(r->flags));
 		break;
 	default:
 		r->label[0] = 0;
@@ -206,13 +323,61 @@ static bool sample_matches(const struct mms_store *st, const struct mms_query *q
 	return !q->filters || filters_match(st, q->filters, s, t);
 }
 
+static void keymap_free(struct keymap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->dense);
+}
+
+/*
+ * Sizes the map once.  The most rows a range can give is its samples; one
+ * interval's is a good guess.  Grouping by type or process gives few rows
+ * whatever the samples: that map grows as needed.
+ */
+static int keymap_init(struct keymap *m, const struct mms_store *st, const struct mms_query *q,
+		       const struct mms_rows *rows)
+{
+	uint32_t n = mms_store_count(st), most = 0, size = 256, ids = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (uint32_t i = q->from; i <= q->to && i < n; i++) {
+		const struct mms_interval *iv = mms_store_at(st, i);
+
+		if (iv->n_locks > most)
+			most = iv->n_locks;
+	}
+	if (q->by == MMS_BY_LOCK)
+		ids = mms_store_table_size(st, MMS_TAB_LOCK);
+	else if (q->by == MMS_BY_TASK)
+		ids = mms_store_table_size(st, MMS_TAB_TASK);
+	/* Ids are 1..ids: index them, unless there are far more ids than rows. */
+	if (ids && ids / 4 <= most + 1024) {
+		m->dense = calloc((size_t)ids + 1, sizeof(*m->dense));
+		if (!m->dense)
+			return -ENOMEM;
+		m->nr_dense = ids + 1;
+		return 0;
+	}
+	if (q->by != MMS_BY_LOCK && q->by != MMS_BY_TASK && q->by != MMS_BY_CALLER)
+		most = 0;
+	if (most > (1U << 20))
+		most = 1U << 20;
+	while (size < 2 * (most + 1))
+		size *= 2;
+	return keymap_resize(m, rows, size);
+}
+
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out)
 {
 	struct keymap m = { 0 };
 	uint32_t n = mms_store_count(st);
+	bool labels = !q->no_labels || q->match;
 	size_t w;
 
 	out->nr = 0;
+	if (q->from <= q->to && q->from < n && keymap_init(&m, st, q, out))
+		return -ENOMEM;
 	for (uint32_t i = q->from; i <= q->to && i < n; i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);
 
@@ -228,8 +393,7 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 			key = row_key(st, q, s, &name_id);
 			r = row_get(&m, out, key, &fresh);
 			if (!r) {
-				free(m.keys);
-				free(m.vals);
+				keymap_free(&m);
 				return -ENOMEM;
 			}
 			if (fresh) {
@@ -238,6 +402,15 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 				r->first_lock = s->lock_id;
 				r->first_stack = s->stack_id;
 				r->first_task = s->task_id;
+				r->nr_src = 1;
+				/* Now, while the line is written anyway: labels may come later. */
+				r->label[0] = 0;
+				/* What mms_stat_merge into a zeroed stat gives, in one copy. */
+				if (s->wait.count)
+					r->wait = s->wait;
+				else
+					mms_stat_init(&r->wait);
+				continue;
 			}
 			/* rwsem:R and rwsem:W of one lock read as "rwsem"; other mixes keep the first. */
 			if (!((r->flags ^ s->flags) & ~(uint32_t)(MMS_LCB_READ | MMS_LCB_WRITE)))
@@ -246,17 +419,19 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 			mms_stat_merge(&r->wait, &s->wait);
 		}
 	}
-	free(m.keys);
-	free(m.vals);
+	keymap_free(&m);
 	/* Labels last: they are only needed for rows that exist. */
 	w = 0;
-	for (size_t r = 0; r < out->nr; r++) {
-		row_label(st, q, &out->rows[r]);
+	for (size_t r = 0; labels && r < out->nr; r++) {
+		mms_query_row_label(st, q, &out->rows[r]);
 		if (q->match && !strstr(out->rows[r].label, q->match))
 			continue;
-		out->rows[w++] = out->rows[r];
+		if (w != r)
+			out->rows[w] = out->rows[r];
+		w++;
 	}
-	out->nr = w;
+	if (labels)
+		out->nr = w;
 	if (!q->no_sort)
 		mms_rows_sort(out, q->sort, q->ascending);
 	return 0;

@@ -2,6 +2,7 @@
 /* The lock-wait table shared by Locks, Callers and Tasks (see lockrows.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,15 +21,29 @@ struct lockrows {
 	const struct lockrows_cfg *cfg;
 	struct mms_list t;
 	struct mms_rows rows;
-	uint32_t *order;	/* rows shown, in display order */
-	size_t order_cap;
+	/*
+	 * Rows come without labels; a row's label is made when something needs
+	 * it (drawn, sorted by name, filtered, a tie), from lock labels kept
+	 * from one interval to the next.
+	 */
+	struct mms_query q;		/* the query rows[] came from */
+	struct mms_labels *labels;
+	uint64_t *labelled;		/* bit per row: label made */
+	size_t labelled_cap;
+	/*
+	 * The rows shown, one key each, sorted lazily: where final has bit i
+	 * set, keys[i] is the row at display position i; between two such
+	 * positions are the right rows in no order.  A frame sorts the rows it
+	 * shows and partitions the rest only as far as it must to find them.
+	 */
 	struct sortkey *keys;
+	uint64_t *final;
+	size_t keys_cap;
 	struct vu_series *series;
 	uint64_t sel_key;
 	bool have_sel;
 	size_t total;		/* rows before the filter */
 	size_t nr_keys;		/* rows shown */
-	size_t sorted;		/* order[0, sorted) is in final order; the rest is not */
 	bool sort_desc;
 	/*
 	 * What rows[] was queried for: committed intervals never change, so the
@@ -37,6 +52,7 @@ struct lockrows {
 	bool have_rows;
 	uint64_t q_from_seq, q_cur_seq, q_epoch;
 	uint32_t q_skip;
+	const struct mms_store *q_st;
 };
 
 int lockrows_create(const struct lockrows_cfg *cfg, void **priv)
@@ -51,7 +67,10 @@ int lockrows_create(const struct lockrows_cfg *cfg, void **priv)
 	lr->t.nr_cols = cfg->nr_cols;
 	lr->t.sort = cfg->default_sort;
 	err = vu_series_create(cfg->by, &lr->series);
+	if (!err)
+		err = mms_labels_create(&lr->labels);
 	if (err) {
+		vu_series_destroy(lr->series);
 		free(lr);
 		return err;
 	}
@@ -66,8 +85,10 @@ void lockrows_destroy(void *priv)
 	if (!lr)
 		return;
 	mms_rows_free(&lr->rows);
-	free(lr->order);
+	mms_labels_destroy(lr->labels);
+	free(lr->labelled);
 	free(lr->keys);
+	free(lr->final);
 	vu_series_destroy(lr->series);
 	free(lr);
 }
@@ -82,17 +103,29 @@ static const struct mms_task *row_task(const struct mms_view_env *env, const str
 	return mms_store_get_task(env->st, r->first_task);
 }
 
-/* The number or string a column sorts by; strings sort ascending by default. */
-static void sort_value(const struct mms_view_env *env, enum lr_col k, const struct mms_row *r,
-		       struct sortkey *out)
+static const char *row_label(struct lockrows *lr, const struct mms_store *st, size_t idx)
 {
+	struct mms_row *r = &lr->rows.rows[idx];
+
+	if (!(lr->labelled[idx / 64] >> (idx % 64) & 1)) {
+		mms_query_row_label(st, &lr->q, r);
+		lr->labelled[idx / 64] |= 1ULL << (idx % 64);
+	}
+	return r->label;
+}
+
+/* The number or string a column sorts by; strings sort ascending by default. */
+static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum lr_col k,
+		       size_t idx, struct sortkey *out)
+{
+	const struct mms_row *r = &lr->rows.rows[idx];
 	const struct mms_task *t;
 
 	out->v = 0;
 	out->s = NULL;
 	switch (k) {
 	case LR_NAME:
-		out->s = r->label;
+		out->s = row_label(lr, env->st, idx);
 		break;
 	case LR_TYPE:
 		out->s = mms_lock_type_name(r->flags);
@@ -119,8 +152,10 @@ static void sort_value(const struct mms_view_env *env, enum lr_col k, const stru
 	}
 }
 
+/* qsort has no context argument in C11; everything runs on the one loop. */
 static bool sort_desc;
-static const struct mms_row *sort_rows;
+static struct lockrows *sort_lr;
+static const struct mms_store *sort_st;
 
 static int cmp_keys(const void *a, const void *b)
 {
@@ -132,11 +167,13 @@ static int cmp_keys(const void *a, const void *b)
 	else
 		c = x->v < y->v ? -1 : x->v > y->v;
 	if (!c) {	/* ties: most wait first, then name, so the order is stable */
-		uint64_t tx = sort_rows[x->idx].wait.total, ty = sort_rows[y->idx].wait.total;
+		const struct mms_row *rows = sort_lr->rows.rows;
+		uint64_t tx = rows[x->idx].wait.total, ty = rows[y->idx].wait.total;
 
 		c = tx > ty ? -1 : tx < ty;
 		if (!c)
-			return strcmp(sort_rows[x->idx].label, sort_rows[y->idx].label);
+			return strcmp(row_label(sort_lr, sort_st, x->idx),
+				      row_label(sort_lr, sort_st, y->idx));
 		return c;
 	}
 	return sort_desc ? -c : c;
@@ -150,15 +187,34 @@ static void swap_keys(struct sortkey *a, struct sortkey *b)
 	*b = t;
 }
 
-/*
- * Moves the k smallest keys (in cmp_keys order) to keys[0, k), unordered:
- * quickselect, so a frame only pays for sorting the rows it can show.
- */
-static void select_first(struct sortkey *keys, size_t n, size_t k)
+static bool is_final(const struct lockrows *lr, size_t i)
 {
-	size_t lo = 0, hi = n;
+	return lr->final[i / 64] >> (i % 64) & 1;
+}
 
-	while (hi - lo > 16 && k > lo && k < hi) {
+static void set_final(struct lockrows *lr, size_t lo, size_t hi)
+{
+	for (size_t i = lo; i < hi; i++)
+		lr->final[i / 64] |= 1ULL << (i % 64);
+}
+
+/*
+ * Makes keys[p] final: quickselect inside the unsorted stretch around p.
+ * Every pivot lands where it belongs, so it is marked final too and later
+ * calls work on ever smaller stretches.
+ */
+static void place(struct lockrows *lr, size_t p)
+{
+	struct sortkey *keys = lr->keys;
+	size_t lo = p, hi = p + 1;
+
+	if (is_final(lr, p))
+		return;
+	while (lo && !is_final(lr, lo - 1))
+		lo--;
+	while (hi < lr->nr_keys && !is_final(lr, hi))
+		hi++;
+	while (hi - lo > 16) {
 		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;
 		struct sortkey pivot;
 
@@ -183,38 +239,38 @@ static void select_first(struct sortkey *keys, size_t n, size_t k)
 			swap_keys(&keys[i], &keys[j]);
 		}
 		swap_keys(&keys[lo], &keys[j]);
-		if (j < k)
+		set_final(lr, j, j + 1);
+		if (j == p)
+			return;
+		if (j < p)
 			lo = j + 1;
 		else
 			hi = j;
 	}
-}
-
-/* Makes sure order[0, want) is sorted (the rest is sorted lazily, when scrolled to). */
-static void sort_upto(struct lockrows *lr, size_t want)
-{
-	size_t n = lr->nr_keys;
-
-	sort_desc = lr->sort_desc;
-	sort_rows = lr->rows.rows;
-	if (want > n)
-		want = n;
-	if (want <= lr->sorted)
-		return;
-	/* Sort a bit more than asked, so scrolling does not sort on every line. */
-	want = want + want / 2 + 64 < n ? want + want / 2 + 64 : n;
-	select_first(lr->keys + lr->sorted, n - lr->sorted, want - lr->sorted);
-	qsort(lr->keys + lr->sorted, want - lr->sorted, sizeof(*lr->keys), cmp_keys);
-	for (size_t i = lr->sorted; i < want; i++)
-		lr->order[i] = lr->keys[i].idx;
-	lr->sorted = want;
+	qsort(keys + lo, hi - lo, sizeof(*keys), cmp_keys);
+	set_final(lr, lo, hi);
 }
 
 /* Row i of the display order. */
 static const struct mms_row *row_at(struct lockrows *lr, size_t i)
 {
-	sort_upto(lr, i + 1);
-	return &lr->rows.rows[lr->order[i]];
+	size_t end = i + 64 < lr->nr_keys ? i + 64 : lr->nr_keys;
+
+	sort_desc = lr->sort_desc;
+	sort_lr = lr;
+	sort_st = lr->q_st;
+	if (!is_final(lr, i)) {
+		/*
+		 * Sort the rows a screen is likely to show from here in one go: with
+		 * both ends final, the rows between are the right ones.
+		 */
+		place(lr, i);
+		place(lr, end - 1);
+		if (end - i > 2)
+			qsort(lr->keys + i + 1, end - i - 2, sizeof(*lr->keys), cmp_keys);
+		set_final(lr, i, end);
+	}
+	return &lr->rows.rows[lr->keys[i].idx];
 }
 
 /* Where a key lands in the display order, without sorting everything. */
@@ -223,20 +279,22 @@ static size_t rank_of(struct lockrows *lr, const struct sortkey *k)
 	size_t r = 0;
 
 	sort_desc = lr->sort_desc;
-	sort_rows = lr->rows.rows;
+	sort_lr = lr;
+	sort_st = lr->q_st;
 	for (size_t i = 0; i < lr->nr_keys; i++)
 		if (cmp_keys(&lr->keys[i], k) < 0)
 			r++;
 	return r;
 }
 
-static bool row_matches(const struct mms_view_env *env, const struct mms_row *r,
+static bool row_matches(struct lockrows *lr, const struct mms_view_env *env, size_t idx,
 			enum mms_group by)
 {
+	const struct mms_row *r = &lr->rows.rows[idx];
 	const struct mms_task *t;
 	char num[24];
 
-	if (!env->filter || !*env->filter || vu_match(env->filter, r->label))
+	if (!env->filter || !*env->filter || vu_match(env->filter, row_label(lr, env->st, idx)))
 		return true;
 	if (by != MMS_BY_TASK)
 		return false;
@@ -250,15 +308,55 @@ static bool row_matches(const struct mms_view_env *env, const struct mms_row *r,
 	return vu_match(env->filter, num);
 }
 
+/* rows[] for env's range, queried again only when the range moved; *fresh when it was. */
+static int query_rows(struct lockrows *lr, const struct mms_view_env *env, bool *fresh)
+{
+	struct mms_query q = { .by = lr->cfg->by, .sort = MMS_SORT_WAIT_TOTAL, .from = env->from,
+			       .to = env->cur, .stack_skip = env->stack_skip, .no_sort = true,
+			       .labels = lr->labels, .no_labels = true };
+	uint64_t from_seq = mms_store_at(env->st, env->from)->seq;
+	uint64_t cur_seq = mms_store_at(env->st, env->cur)->seq;
+	int err;
+
+	*fresh = false;
+	if (lr->have_rows && lr->q_from_seq == from_seq && lr->q_cur_seq == cur_seq &&
+	    lr->q_epoch == env->epoch && lr->q_skip == env->stack_skip)
+		return 0;
+	lr->have_rows = false;
+	err = mms_query_locks(env->st, &q, &lr->rows);
+	if (!err && lr->rows.nr > lr->labelled_cap) {
+		size_t cap = (lr->rows.nr + 63) / 64 * 64;
+		uint64_t *l = realloc(lr->labelled, cap / 8);
+
+		if (l) {
+			lr->labelled = l;
+			lr->labelled_cap = cap;
+		}
+		err = l ? 0 : -ENOMEM;
+	}
+	if (err)
+		return err;
+	if (lr->rows.nr)
+		memset(lr->labelled, 0, (lr->rows.nr + 63) / 64 * sizeof(*lr->labelled));
+	lr->q = q;
+	lr->q_st = env->st;
+	lr->have_rows = true;
+	lr->q_from_seq = from_seq;
+	lr->q_cur_seq = cur_seq;
+	lr->q_epoch = env->epoch;
+	lr->q_skip = env->stack_skip;
+	*fresh = true;
+	return 0;
+}
+
 int lockrows_update(void *priv, const struct mms_view_env *env)
 {
 	struct lockrows *lr = priv;
 	const struct lockrows_cfg *cfg = lr->cfg;
-	struct mms_query q = { .by = cfg->by, .sort = MMS_SORT_WAIT_TOTAL, .from = env->from,
-			       .to = env->cur, .stack_skip = env->stack_skip, .no_sort = true };
 	enum lr_col k = cfg->kinds[lr->t.sort];
-	uint64_t from_seq, cur_seq;
-	size_t n = 0;
+	struct vu_seed *seed = NULL;
+	size_t n = 0, sel = SIZE_MAX;
+	bool fresh;
 	int err;
 
 	if (lr->t.nr && lr->t.sel < lr->t.nr) {
@@ -266,72 +364,66 @@ int lockrows_update(void *priv, const struct mms_view_env *env)
 		lr->have_sel = true;
 	}
 	lr->t.nr = 0;
-	lr->nr_keys = lr->sorted = 0;
+	lr->nr_keys = 0;
 	lr->total = 0;
 	if (!env->valid) {
 		lr->have_rows = false;
 		return 0;
 	}
-	from_seq = mms_store_at(env->st, env->from)->seq;
-	cur_seq = mms_store_at(env->st, env->cur)->seq;
-	if (!lr->have_rows || lr->q_from_seq != from_seq || lr->q_cur_seq != cur_seq ||
-	    lr->q_epoch != env->epoch || lr->q_skip != env->stack_skip) {
-		lr->have_rows = false;
-		err = mms_query_locks(env->st, &q, &lr->rows);
-		if (err)
-			return err;
-		lr->have_rows = true;
-		if (env->from == env->cur)	/* the sparkline needs exactly these rows */
-			vu_series_seed(lr->series, env, env->cur, &lr->rows);
-		lr->q_from_seq = from_seq;
-		lr->q_cur_seq = cur_seq;
-		lr->q_epoch = env->epoch;
-		lr->q_skip = env->stack_skip;
-	}
+	err = query_rows(lr, env, &fresh);
+	if (err)
+		return err;
 	lr->total = lr->rows.nr;
-	if (lr->rows.nr > lr->order_cap) {
-		uint32_t *o = realloc(lr->order, lr->rows.nr * sizeof(*o));
+	if (lr->rows.nr > lr->keys_cap) {
 		struct sortkey *sk = realloc(lr->keys, lr->rows.nr * sizeof(*sk));
+		uint64_t *fin = realloc(lr->final, (lr->rows.nr + 63) / 64 * sizeof(*fin));
 
-		if (o)
-			lr->order = o;
 		if (sk)
 			lr->keys = sk;
-		if (!o || !sk)
+		if (fin)
+			lr->final = fin;
+		if (!sk || !fin)
 			return -ENOMEM;
-		lr->order_cap = lr->rows.nr;
+		lr->keys_cap = lr->rows.nr;
 	}
+	/* The sparkline needs exactly these rows: seeded in this pass, which reads them anyway. */
+	if (fresh && env->from == env->cur)
+		seed = vu_series_seed_begin(lr->series, env, env->cur, lr->rows.nr);
 	for (size_t i = 0; i < lr->rows.nr; i++) {
-		if (!row_matches(env, &lr->rows.rows[i], cfg->by))
+		const struct mms_row *r = &lr->rows.rows[i];
+
+		/* The query wrote more than the caches hold: ask early for what is read next. */
+		__builtin_prefetch(r + 8);
+		if (seed)
+			vu_series_seed_add(seed, r->key, r->wait.total, r->wait.count);
+		if (!row_matches(lr, env, i, cfg->by))
 			continue;
-		sort_value(env, k, &lr->rows.rows[i], &lr->keys[n]);
+		if (lr->have_sel && r->key == lr->sel_key)
+			sel = n;
+		sort_value(lr, env, k, i, &lr->keys[n]);
 		lr->keys[n++].idx = (uint32_t)i;
 	}
 	lr->nr_keys = n;
-	lr->sorted = 0;
+	if (n)
+		memset(lr->final, 0, (n + 63) / 64 * sizeof(*lr->final));
 	lr->sort_desc = cfg->cols[lr->t.sort].left ? lr->t.invert : !lr->t.invert;
 	lr->t.nr = n;
-	/* Where the selection went: found among all rows, then sorted up to it. */
-	if (lr->have_sel) {
-		for (size_t i = 0; i < n; i++)
-			if (lr->rows.rows[lr->keys[i].idx].key == lr->sel_key) {
-				lr->t.sel = rank_of(lr, &lr->keys[i]);
-				break;
-			}
-	}
+	/* Where the selection went: its rank, without sorting up to it. */
+	if (sel < n)
+		lr->t.sel = rank_of(lr, &lr->keys[sel]);
 	if (lr->t.sel >= n)
 		lr->t.sel = n ? n - 1 : 0;
 	return 0;
 }
 
-static void cell_text(const struct lockrows *lr, const struct mms_view_env *env, enum lr_col k,
+static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum lr_col k,
 		      const struct mms_row *r, char *buf, size_t len)
 {
 	const struct mms_task *t;
 
 	switch (k) {
 	case LR_NAME:
-		snprintf(buf, len, "%s", r->label);
+		snprintf(buf, len, "%s", row_label(lr, env->st, (size_t)(r - lr->rows.rows)));
 		break;
 	case LR_TYPE:
 		snprintf(buf, len, "%s", mms_lock_type_name(r->flags));
@@ -441,6 +533,7 @@ bool lockrows_enter(void *priv, struct mms_focus *out)
 	out->kind = lr->cfg->focus;
 	out->key = lr->cfg->focus == MMS_FOCUS_LOCK ? r->first_lock :
 		   lr->cfg->focus == MMS_FOCUS_TASK ? r->first_task : r->key;
-	snprintf(out->label, sizeof(out->label), "%s", r->label);
+	snprintf(out->label, sizeof(out->label), "%s",
+		 row_label(lr, lr->q_st, (size_t)(r - lr->rows.rows)));
 	return true;
 }

@@ -351,6 +351,9 @@ static void text_footer(FILE *f, const struct mms_report_meta *m, const uint64_t
 	for (int fam = 0; m && fam < MMS_FAM_NR; fam++)
 		if (!m->fam_source[fam] && m->fam_why[fam] && fam != MMS_FAM_MMAP_LOCK)
 			fprintf(f, "%s: unavailable: %s\n", mms_family_name(fam), m->fam_why[fam]);
+		else if (m->fam_source[fam] && m->fam_why[fam])
+			fprintf(f, "%s: %s: %s\n", mms_family_name(fam), m->fam_source[fam],
+				m->fam_why[fam]);
 	if (m && m->evicted)
 		fprintf(f, "note: the oldest %llu intervals fell out of the history window and are "
 			"not in these totals\n", (unsigned long long)m->evicted);
@@ -447,6 +450,11 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 			json_str(f, m->fam_source[fam]);
 			fputs(", \"backend\": ", f);
 			json_str(f, m->fam_backend[fam]);
+			if (m->fam_why[fam]) {
+				/* What the source cannot measure on this kernel. */
+				fputs(", \"note\": ", f);
+				json_str(f, m->fam_why[fam]);
+			}
 		} else {
 			fputs("null, \"why\": ", f);
 			json_str(f, m && m->fam_why[fam] ? m->fam_why[fam] : "not recorded");

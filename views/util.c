@@ -197,29 +197,62 @@ void *vu_agg_find(const struct vu_agg *a, uint64_t key)
 
 /*
  * The series cache: for each interval (by seq), the rows of one grouping as
- * (key, total, count) sorted by key.  An interval's rows never change once
- * committed, so each is computed once; ids can only go stale when the
- * store's epoch moves, and then everything is dropped.
+ * (key, total, count), looked up by key.  An interval's rows never change
+ * once committed, so each is computed once (without labels: a series needs
+ * only numbers); ids can only go stale when the store's epoch moves, and
+ * then everything is dropped.  Intervals older than the sparkline's
+ * minute are let go, so the cache holds about a minute of rows.
  */
 #define SERIES_SLOTS 1024
+/*
+ * On top of that, the last series drawn per row key (more rows than a screen
+ * shows): a new interval then costs one lookup per row drawn, not one per
+ * row and interval of the minute.
+ */
+#define ROW_SLOTS 256
 
 struct series_ent {
-	uint64_t key, total, count;
+	uint64_t key1;		/* key + 1 (row keys stay below 2^64 - 1); 0: empty slot */
+	uint64_t total, count;
 };
 
+/*
+ * One interval's rows.  Keys that are interned ids (locks, tasks) index
+ * vals[] directly, total and count side by side; other keys go to an
+ * open-addressing table.  Either way a lookup reads one place, and the
+ * ids' array is smaller and quicker to fill than a hash of their keys.
+ */
 struct series_iv {
 	uint64_t seq;
 	bool valid;
-	uint32_t n;
+	bool dense;
 	double secs;
-	struct series_ent *e;
+	void *buf;		/* dense: uint64_t[2 * nr_ids]; else struct series_ent[mask + 1] */
+	size_t bytes;		/* allocated */
+	uint32_t nr_ids;
+	uint32_t mask;
 };
+
+struct series_row {
+	uint64_t key;
+	bool valid, counts;
+	uint64_t base_seq;	/* vals[i] is of the interval with seq base_seq + i */
+	uint32_t n, cap;
+	uint64_t *vals;
+};
+
+#define SPARES 4
 
 struct vu_series {
 	enum mms_group by;
 	uint64_t epoch;
 	uint32_t stack_skip;
+	uint64_t kept_from;	/* seq below which slots were last let go */
+	/* Tables of intervals let go, for the next ones: no allocation per interval. */
+	void *spare[SPARES];
+	size_t spare_bytes[SPARES];
 	struct series_iv iv[SERIES_SLOTS];
+	struct series_row rows[ROW_SLOTS];
 	struct mms_rows scratch;
 };
 
@@ -234,12 +267,51 @@ int vu_series_create(enum mms_group by, struct vu_series **out)
 	return 0;
 }
 
+static void series_iv_free(struct vu_series *s, struct series_iv *v)
+{
+	int i = 0;
+
+	while (v->buf && i < SPARES && s->spare[i])
+		i++;
+	if (v->buf && i < SPARES) {
+		s->spare[i] = v->buf;
+		s->spare_bytes[i] = v->bytes;
+	} else {
+		free(v->buf);
+	}
+	*v = (struct series_iv){ 0 };
+}
+
+/* need zeroed bytes for v: a spare table not much larger, or a new one. */
+static int series_buf(struct vu_series *s, struct series_iv *v, size_t need)
+{
+	for (int i = 0; i < SPARES; i++) {
+		if (!s->spare[i] || s->spare_bytes[i] < need || s->spare_bytes[i] / 2 > need)
+			continue;
+		v->buf = s->spare[i];
+		v->bytes = s->spare_bytes[i];
+		s->spare[i] = NULL;
+		memset(v->buf, 0, need);
+		return 0;
+	}
+	v->buf = calloc(1, need);
+	v->bytes = need;
+	return v->buf ? 0 : -ENOMEM;
+}
+
 static void series_drop(struct vu_series *s)
 {
-	for (int i = 0; i < SERIES_SLOTS; i++) {
-		free(s->iv[i].e);
-		s->iv[i] = (struct series_iv){ 0 };
+	for (int i = 0; i < SERIES_SLOTS; i++)
+		series_iv_free(s, &s->iv[i]);
+	for (int i = 0; i < SPARES; i++) {
+		free(s->spare[i]);
+		s->spare[i] = NULL;
 	}
+	for (int i = 0; i < ROW_SLOTS; i++) {
+		free(s->rows[i].vals);
+		s->rows[i] = (struct series_row){ 0 };
+	}
+	s->kept_from = 0;
 }
 
 void vu_series_destroy(struct vu_series *s)
@@ -251,48 +323,129 @@ void vu_series_destroy(struct vu_series *s)
 	free(s);
 }
 
-static int cmp_ent(const void *a, const void *b)
+/* Row keys of this grouping are ids below this (0: they are not ids). */
+static uint32_t series_ids(const struct vu_series *s, const struct mms_view_env *env)
 {
-	const struct series_ent *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
+	if (s->by == MMS_BY_LOCK)
+		return mms_store_table_size(env->st, MMS_TAB_LOCK) + 1;
+	if (s->by == MMS_BY_TASK)
+		return mms_store_table_size(env->st, MMS_TAB_TASK) + 1;
+	return 0;
 }
 
-static int series_fill(struct series_iv *v, const struct mms_interval *in,
-		       const struct mms_rows *rows)
+/* Starts the table of interval in for nr rows; NULL when out of memory. */
+static struct series_iv *series_begin(struct vu_series *s, struct series_iv *v,
+				      const struct mms_interval *in, size_t nr, uint32_t ids)
 {
-	free(v->e);
-	*v = (struct series_iv){ .seq = in->seq, .secs = in->dur_ns ? in->dur_ns / 1e9 : 1.0 };
-	v->e = malloc((rows->nr ? rows->nr : 1) * sizeof(*v->e));
-	if (!v->e)
+	uint32_t slots = 16;
+
+	series_iv_free(s, v);
+	/* A hash table at most two thirds full: short probes. */
+	while (slots < nr + nr / 2)
+		slots *= 2;
+	/* Ids index an array instead unless that would take far more memory. */
+	v->dense = ids && ids <= 3 * slots;
+	if (series_buf(s, v, v->dense ? (size_t)ids * 2 * sizeof(uint64_t) :
+			     slots * sizeof(struct series_ent)))
+		return NULL;
+	v->seq = in->seq;
+	v->secs = in->dur_ns ? in->dur_ns / 1e9 : 1.0;
+	v->nr_ids = v->dense ? ids : 0;
+	v->mask = slots - 1;
+	v->valid = true;
+	return v;
+}
+
+/* Rows of one query have distinct keys: no need to look for this one first. */
+static void series_add(struct series_iv *v, uint64_t key, uint64_t total, uint64_t count)
+{
+	struct series_ent *e = v->buf;
+	uint64_t *vals = v->buf;
+	uint32_t h;
+
+	if (v->dense) {
+		if (key < v->nr_ids) {
+			vals[2 * key] = total;
+			vals[2 * key + 1] = count;
+		} else {
+			v->valid = false;	/* cannot be: made again by a query when needed */
+		}
+		return;
+	}
+	for (h = hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
+		;
+	e[h] = (struct series_ent){ .key1 = key + 1, .total = total, .count = count };
+}
+
+static int series_fill(struct vu_series *s, struct series_iv *v, const struct mms_interval *in,
+		       const struct mms_rows *rows, uint32_t ids)
+{
+	if (!series_begin(s, v, in, rows->nr, ids))
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->nr; i++)
-		v->e[i] = (struct series_ent){ .key = rows->rows[i].key,
-					       .total = rows->rows[i].wait.total,
-					       .count = rows->rows[i].wait.count };
-	v->n = (uint32_t)rows->nr;
-	qsort(v->e, v->n, sizeof(*v->e), cmp_ent);
-	v->valid = true;
+		series_add(v, rows->rows[i].key, rows->rows[i].wait.total,
+			   rows->rows[i].wait.count);
+	return v->valid ? 0 : -EINVAL;
+}
+
+/* Where the key's values are (or its search starts), to fetch ahead. */
+static const void *series_slot(const struct series_iv *v, uint64_t key)
+{
+	if (v->dense)
+		return key < v->nr_ids ? (const uint64_t *)v->buf + 2 * key : v->buf;
+	return (const struct series_ent *)v->buf + (hash64(key) & v->mask);
+}
+
+/* The key's total or count in the interval; 0 when it had none. */
+static uint64_t series_find(const struct series_iv *v, uint64_t key, bool counts)
+{
+	const struct series_ent *e = v->buf;
+	const uint64_t *vals = v->buf;
+
+	if (v->dense)
+		return key < v->nr_ids ? vals[2 * key + counts] : 0;
+	for (uint32_t h = hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
+		if (e[h].key1 == key + 1)
+			return counts ? e[h].count : e[h].total;
 	return 0;
 }
 
 static void series_check(struct vu_series *s, const struct mms_view_env *env)
 {
+	uint64_t from;
+
 	if (s->epoch != env->epoch || s->stack_skip != env->stack_skip) {
 		series_drop(s);
 		s->epoch = env->epoch;
 		s->stack_skip = env->stack_skip;
 	}
+	if (!env->valid)
+		return;
+	/* Once per new minute start: what is older is not drawn (a miss refills it). */
+	from = mms_store_at(env->st, env->spark_from)->seq;
+	if (from <= s->kept_from)
+		return;
+	for (int i = 0; i < SERIES_SLOTS; i++)
+		if (s->iv[i].valid && s->iv[i].seq < from)
+			series_iv_free(s, &s->iv[i]);
+	s->kept_from = from;
 }
 
-void vu_series_seed(struct vu_series *s, const struct mms_view_env *env, uint32_t idx,
-		    const struct mms_rows *rows)
+struct vu_seed *vu_series_seed_begin(struct vu_series *s, const struct mms_view_env *env,
+				     uint32_t idx, size_t nr)
 {
 	const struct mms_interval *in = mms_store_at(env->st, idx);
 
 	series_check(s, env);
-	if (in)
-		series_fill(&s->iv[in->seq % SERIES_SLOTS], in, rows);
+	if (!in)
+		return NULL;
+	return (struct vu_seed *)series_begin(s, &s->iv[in->seq % SERIES_SLOTS], in, nr,
+					      series_ids(s, env));
+}
+
+void vu_series_seed_add(struct vu_seed *sd, uint64_t key, uint64_t total, uint64_t count)
+{
+	series_add((struct series_iv *)sd, key, total, count);
 }
 
 static struct series_iv *series_iv(struct vu_series *s, const struct mms_view_env *env,
@@ -301,35 +454,87 @@ static struct series_iv *series_iv(struct vu_series *s, const struct mms_view_en
 	const struct mms_interval *in = mms_store_at(env->st, idx);
 	struct series_iv *v = &s->iv[in->seq % SERIES_SLOTS];
 	struct mms_query q = { .by = s->by, .from = idx, .to = idx,
-			       .stack_skip = env->stack_skip, .no_sort = true };
+			       .stack_skip = env->stack_skip, .no_sort = true,
+			       .no_labels = true };
 
 	if (v->valid && v->seq == in->seq)
 		return v;
-	v->valid = false;
-	if (mms_query_locks(env->st, &q, &s->scratch) || series_fill(v, in, &s->scratch))
+	if (mms_query_locks(env->st, &q, &s->scratch) ||
+	    series_fill(s, v, in, &s->scratch, series_ids(s, env))) {
+		v->valid = false;
 		return NULL;
+	}
 	return v;
+}
+
+/* One value of the series, from the interval's table (made on first use); 0 and !*ok on error. */
+static uint64_t series_value(struct vu_series *s, const struct mms_view_env *env, uint32_t idx,
+			     uint64_t key, bool counts, bool *ok)
+{
+	struct series_iv *v = series_iv(s, env, idx);
+
+	if (!v)
+		*ok = false;
+	return v ? (uint64_t)((double)series_find(v, key, counts) / v->secs) : 0;
+}
+
+/* Keeps what was just computed for the row, to be shifted along next time. */
+static void series_keep(struct series_row *r, uint64_t key, bool counts, uint64_t base_seq,
+			const uint64_t *vals, uint32_t n)
+{
+	if (n > r->cap) {
+		uint64_t *p = realloc(r->vals, n * sizeof(*p));
+
+		if (!p) {
+			r->valid = false;
+			return;
+		}
+		r->vals = p;
+		r->cap = n;
+	}
+	memcpy(r->vals, vals, n * sizeof(*vals));
+	*r = (struct series_row){ .key = key, .valid = true, .counts = counts,
+				  .base_seq = base_seq, .n = n, .cap = r->cap, .vals = r->vals };
 }
 
 uint32_t vu_series_get(struct vu_series *s, const struct mms_view_env *env, uint64_t key,
 		       bool counts, uint64_t *out, uint32_t max)
 {
-	uint32_t n = 0;
+	struct series_row *r = NULL;
+	uint64_t from_seq;
+	uint32_t n;
+	bool hit, ok = true;
 
-	if (!env->valid)
+	if (!env->valid || !max)
 		return 0;
 	series_check(s, env);
-	for (uint32_t i = env->spark_from; i <= env->cur && n < max; i++, n++) {
-		struct series_iv *v = series_iv(s, env, i);
-		struct series_ent k = { .key = key }, *e;
+	n = env->cur - env->spark_from + 1 < max ? env->cur - env->spark_from + 1 : max;
+	from_seq = mms_store_at(env->st, env->spark_from)->seq;
+	/* The row cache counts intervals by seq: only where the seqs have no gap. */
+	if (mms_store_at(env->st, env->spark_from + n - 1)->seq - from_seq == n - 1)
+		r = &s->rows[hash64(key * 2 + counts) & (ROW_SLOTS - 1)];
+	hit = r && r->valid && r->key == key && r->counts == counts;
+	/*
+	 * A row new on screen reads one place in each interval's table, each
+	 * likely a cache miss: ask for them all first, so they come in together.
+	 */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct series_iv *v = &s->iv[(from_seq + i) % SERIES_SLOTS];
 
-		out[n] = 0;
-		if (!v)
-			continue;
-		e = bsearch(&k, v->e, v->n, sizeof(*v->e), cmp_ent);
-		if (e)
-			out[n] = (uint64_t)((double)(counts ? e->count : e->total) / v->secs);
+		if ((!hit || from_seq + i < r->base_seq || from_seq + i - r->base_seq >= r->n) &&
+		    v->valid && v->seq == from_seq + i)
+			__builtin_prefetch(series_slot(v, key));
 	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seq = from_seq + i;
+
+		if (hit && seq >= r->base_seq && seq - r->base_seq < r->n)
+			out[i] = r->vals[seq - r->base_seq];
+		else
+			out[i] = series_value(s, env, env->spark_from + i, key, counts, &ok);
+	}
+	if (r && ok)	/* a value that could not be had is not kept as a 0 */
+		series_keep(r, key, counts, from_seq, out, n);
 	return n;
 }
 
@@ -373,8 +578,11 @@ int vu_source(struct mms_canvas *c, int y, int max_rows, const struct mms_view_e
 		return 1;
 	}
 	if (fs->source) {
-		mms_canvas_printf(c, 0, y, MMS_ROLE_GOOD, c->w, "%s: %s (%s)", what, fs->source,
-				  fs->backend ? fs->backend : "?");
+		x = mms_canvas_printf(c, 0, y, MMS_ROLE_GOOD, c->w, "%s: %s (%s)", what, fs->source,
+				      fs->backend ? fs->backend : "?");
+		/* What it cannot measure here, on the same row. */
+		if (fs->why[0] && x < c->w)
+			mms_canvas_printf(c, x, y, MMS_ROLE_WARN, c->w - x, "; %s", fs->why);
 		return 1;
 	}
 	x = mms_canvas_printf(c, 0, y, MMS_ROLE_ERROR, c->w, "%s unavailable: ", what);

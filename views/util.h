@@ -74,10 +74,15 @@ bool vu_family_ok(const struct mms_view_env *env, enum mms_metric_family f);
 
 /*
  * Seeds the cache for interval idx with rows just queried for exactly that
- * interval (same grouping), saving the series its own query.
+ * interval (same grouping), saving the series its own query: begin with the
+ * number of rows, then add every row (key, wait total, wait count), in the
+ * pass over them the caller makes anyway.  NULL: not seeded (no memory).
  */
-void vu_series_seed(struct vu_series *s, const struct mms_view_env *env, uint32_t idx,
-		    const struct mms_rows *rows);
+struct vu_seed;
+
+struct vu_seed *vu_series_seed_begin(struct vu_series *s, const struct mms_view_env *env,
+				     uint32_t idx, size_t nr);
+void vu_series_seed_add(struct vu_seed *sd, uint64_t key, uint64_t total, uint64_t count);
 
 /* Metric total over [env->from, env->cur] (sub < 0: all subs; tgid 0: all). */
 void vu_metric(const struct mms_view_env *env, const char *name, long sub, uint32_t tgid,

@@ -72,9 +72,31 @@ struct mms_query {
 	 * --tid), so recordings can be narrowed at report time; NULL = none.
 	 */
 	const struct mms_options *filters;
+	/* Optional: lock labels kept from one query to the next (see mms_labels). */
+	struct mms_labels *labels;
+	/* Rows get an empty label (sparkline series need only numbers); not with match. */
+	bool no_labels;
 };
 
+/*
+ * Lock labels formatted once per lock and reused by later queries: the
+ * formatting costs more than grouping a row, and a lock id's label cannot
+ * change until the store's epoch moves (then the cache starts over).  A
+ * view that queries every interval keeps one; rows read the same either way.
+ */
+struct mms_labels;
+
+int mms_labels_create(struct mms_labels **out);
+void mms_labels_destroy(struct mms_labels *l);
+
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out);
+/*
+ * The label mms_query_locks gives a row, for rows queried with no_labels:
+ * a caller that needs the labels of only some rows (those on screen) makes
+ * just those.  q is the query the rows came from.
+ */
+void mms_query_row_label(const struct mms_store *st, const struct mms_query *q,
+			 struct mms_row *r);
 void mms_rows_free(struct mms_rows *r);
 void mms_rows_sort(struct mms_rows *r, enum mms_sort sort, bool ascending);
 uint64_t mms_row_sort_value(const struct mms_row *row, enum mms_sort sort);

@@ -36,7 +36,7 @@ struct mms_report_meta {
 	uint64_t start_ns;	/* CLOCK_REALTIME of the first interval */
 	const char *fam_source[MMS_FAM_NR];	/* source used, NULL: none */
 	const char *fam_backend[MMS_FAM_NR];
-	const char *fam_why[MMS_FAM_NR];	/* why none */
+	const char *fam_why[MMS_FAM_NR];	/* why none; with a source: its note, or NULL */
 	const char *message;	/* "process 42 exited", or NULL */
 	uint64_t evicted;	/* intervals that fell out of the store */
 };

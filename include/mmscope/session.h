@@ -25,7 +25,11 @@ struct mms_session;
 struct mms_family_status {
 	const char *source;	/* ops->name of the source in use, or NULL */
 	const char *backend;	/* "bpf", "perf", "inferred" ... or NULL */
-	char why[256];		/* when none: why (every candidate's reason) */
+	/*
+	 * When none: why (every candidate's reason).  With a source: what it
+	 * cannot measure on this kernel (its note), "" when nothing.
+	 */
+	char why[256];
 };
 
 /* Called after every commit with the interval just committed. */

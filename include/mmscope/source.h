@@ -55,6 +55,13 @@ struct mms_source {
 	void *priv;
 	bool started;
 	char why[256];		/* last failure, for users */
+	/*
+	 * Set by a source that works but cannot measure part of its family on
+	 * this kernel: what is missing and why ("" when nothing is).  The
+	 * session keeps it as the family's why, so check, reports and
+	 * recordings say it instead of showing zeros.
+	 */
+	char note[256];
 };
 
 /* Generic wrappers: they fill src->why where an op did not. */

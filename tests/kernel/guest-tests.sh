@@ -10,7 +10,8 @@
 # (patched|unpatched), N_TOGGLE, N_GROW, N_PAGES, N_THP.
 set -u
 T=/sys/kernel/tracing
-log() { echo "guest: $*"; }
+# With the guest's uptime: under TCG on a busy host, where the time goes.
+log() { echo "guest: [$(cut -d' ' -f1 /proc/uptime)] $*"; }
 
 # The scratch disk: MADV_PAGEOUT wants a file on a real block-backed filesystem.
 setup_disk() {

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -264,6 +265,103 @@ static void test_follow_children(void **state)
 	follow_run(true);
 }
 
+#define CHILDREN 400
+#define CHILD_TOGGLES 5
+
+/*
+ * A followed helper forks CHILDREN processes that make CHILD_TOGGLES
+ * toggles each (in a mapping set up before the source starts) and exit:
+ * three keys per process in the aggregation map, more than one batch read
+ * takes.  Every process must be there with exact counts, and nothing else.
+ */
+static void helper_run(int go_fd)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 5 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char go;
+
+	if (p == MAP_FAILED || mprotect(p + pg, 3 * pg, PROT_READ | PROT_WRITE) ||
+	    read(go_fd, &go, 1) != 1)
+		_exit(1);
+	for (int i = 0; i < CHILDREN; i++) {
+		pid_t c = fork();
+		int status;
+
+		if (c < 0)
+			_exit(1);
+		if (!c) {
+			for (int t = 0; t < CHILD_TOGGLES; t++)
+				if (mprotect(p + 2 * pg, pg, PROT_READ) ||
+				    mprotect(p + 2 * pg, pg, PROT_READ | PROT_WRITE))
+					_exit(1);
+			_exit(0);
+		}
+		if (waitpid(c, &status, 0) != c || status)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static void test_many_processes(void **state)
+{
+	char *argv[] = { "helper", NULL };
+	const struct mms_interval *iv;
+	uint32_t seen[CHILDREN], nr_seen = 0;
+	struct mms_options o;
+	struct mms_source *src;
+	struct mms_store *st;
+	int go[2], status = -1;
+	pid_t helper;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	helper = fork();
+	assert_true(helper >= 0);
+	if (!helper) {
+		close(go[1]);
+		helper_run(go[0]);
+	}
+	close(go[0]);
+	mms_options_init(&o);
+	o.pid = helper;
+	o.cmd = argv;	/* a launched command: its children are followed */
+	src = source_up(&mms_vma_inferred_ops, &o);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(helper, &status, 0), helper);
+	assert_int_equal(status, 0);
+	close(go[1]);
+	st = drain_one(src);
+	iv = mms_store_latest(st);
+	for (uint32_t i = 0; i < iv->n_metrics; i++) {
+		const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
+		uint32_t k = 0;
+
+		assert_non_null(t);
+		if (t->tgid == (uint32_t)helper)
+			continue;
+		while (k < nr_seen && seen[k] != t->tgid)
+			k++;
+		if (k < nr_seen)
+			continue;
+		assert_true(nr_seen < CHILDREN);
+		seen[nr_seen++] = t->tgid;
+		assert_int_equal(metric(st, MMS_M_VMA_INFERRED_CALLS, -1, t->tgid).count,
+				 2 * CHILD_TOGGLES);
+		assert_int_equal(metric(st, MMS_M_VMA_INFERRED_CALLS, NR_MPROTECT, t->tgid).count,
+				 2 * CHILD_TOGGLES);
+		assert_int_equal(metric(st, MMS_M_VMA_INFERRED_UP, NR_MPROTECT, t->tgid).total,
+				 2 * CHILD_TOGGLES);
+		assert_int_equal(metric(st, MMS_M_VMA_INFERRED_DOWN, NR_MPROTECT, t->tgid).total,
+				 2 * CHILD_TOGGLES);
+	}
+	printf("vma-inferred: %u of %d processes, %u metric rows, each %d mprotect calls with "
+	       "%d splits and merges\n", nr_seen, CHILDREN, iv->n_metrics, 2 * CHILD_TOGGLES,
+	       CHILD_TOGGLES);
+	assert_int_equal(nr_seen, CHILDREN);
+	mms_store_destroy(st);
+	mms_source_destroy(src);
+}
+
 static void test_mmap_hold(void **state)
 {
 	struct mms_stat aw, ar, hw, hr;
@@ -488,6 +586,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest vma[] = {
 		cmocka_unit_test(test_vma_inferred),
 		cmocka_unit_test(test_follow_children),
+		cmocka_unit_test(test_many_processes),
 	};
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_mmap_hold) };
 	const struct CMUnitTest stock[] = {
