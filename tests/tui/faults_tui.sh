@@ -33,7 +33,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cap() { tmux -L "$sock" capture-pane -p 2>/dev/null; }
+# shellcheck source=tmux_lib.sh
+. "$here/tmux_lib.sh"
 fail() {
 	echo "FAIL ($case_): $*" >&2
 	echo "--- screen:" >&2
@@ -46,17 +47,6 @@ ok() { echo "ok   $*"; }
 command -v tmux >/dev/null || skip "tmux is not installed"
 command -v bpftool >/dev/null || skip "bpftool is not installed"
 
-keys() { tmux -L "$sock" send-keys "$@"; }
-wait_for() {	# REGEX SECONDS
-	local t=$(($2 * 10))
-
-	while [ $t -gt 0 ]; do
-		cap | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
 start_shell() {
 	tmux -L "$sock" -f /dev/null new-session -d -s main -x 120 -y 40 \
 		"env -u TMUX PS1='tui\$ ' TERM=screen bash --norc --noprofile" || fail "tmux"

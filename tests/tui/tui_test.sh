@@ -51,20 +51,8 @@ run() {
 	tmux -L "$sock" send-keys Enter
 }
 
-keys() { tmux -L "$sock" send-keys "$@"; }
-cap() { tmux -L "$sock" capture-pane -p 2>/dev/null; }
-
-# wait_for REGEX SECONDS: until the screen matches.
-wait_for() {
-	local re=$1 t=$(( $2 * 10 ))
-
-	while [ "$t" -gt 0 ]; do
-		cap | grep -Eq -- "$re" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+# shellcheck source=tmux_lib.sh
+. "$(dirname "$0")/tmux_lib.sh"
 
 # The mmscope process in the pane.
 mms_pid() {
