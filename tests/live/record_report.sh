@@ -11,8 +11,9 @@
 # legitimately differ and are compared loosely: each side's timestamps
 # include the other's handler (microseconds: only waits averaging >= 100 us
 # are compared, within 5 %), a caller row's lock type is its first wait's,
-# and inferred VMA changes read map_count at each side's own moment (their
-# rows must exist; other metrics agree within 1 %).  tests/live/test_record_live.c checks the exact property
+# and inferred VMA changes read map_count at each side's own moment (a row
+# on one side only must be rare against that syscall's calls; other metrics
+# agree within 1 %).  tests/live/test_record_live.c checks the exact property
 # (one session: the recording equals what the session held, every field).
 #
 #   record_report.sh MMSCOPE MMAP_CHURN
@@ -100,8 +101,21 @@ if abs(live["totals"]["contended"] - rec["totals"]["contended"]) > slack:
                                               rec["totals"]["contended"]))
 M = lambda r: {(x["name"], x["sub"], x["pid"]): x["count"] for x in r["metrics"]}
 ml, mr = M(live), M(rec)
-if set(ml) != set(mr):
-    bad("metrics differ: %r" % sorted(set(ml) ^ set(mr))[:6])
+def racy(k):
+    # An inferred VMA change in a threaded process includes what the other
+    # threads did between one thread's syscall entry and exit; each session
+    # reads map_count at its own moment, so a rare row (madvise "up" while
+    # another thread mmaps) may be on one side only.  Its count stays small
+    # against the calls of that syscall.
+    if not k[0].startswith("vma.inferred.") or k[0] == "vma.inferred.calls":
+        return False
+    n = (ml.get(k) or 0) + (mr.get(k) or 0)
+    calls = max(ml.get(("vma.inferred.calls", k[1], k[2]), 0),
+                mr.get(("vma.inferred.calls", k[1], k[2]), 0))
+    return n <= max(2, 0.05 * calls)
+odd = sorted(k for k in set(ml) ^ set(mr) if not racy(k))
+if odd:
+    bad("metrics differ: %r" % [(k, ml.get(k), mr.get(k)) for k in odd[:6]])
 for k in set(ml) & set(mr):
     # Inferred VMA changes: each side read map_count at its own moment (presence only).
     if k[0].startswith("vma.inferred.") and k[0] != "vma.inferred.calls":
