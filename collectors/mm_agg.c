@@ -126,35 +126,56 @@ static uint32_t task_id(struct mm_agg *a, struct mms_store *st, uint32_t tgid, c
 	return t->id;
 }
 
+int mm_agg_emit(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		const char *comm, uint32_t metric, const struct mms_stat *stat)
+{
+	struct mms_metric_sample s = { .stat = *stat };
+	int err;
+
+	if (!s.stat.count || metric >= a->nr_names)
+		return 0;
+	s.proc_id = k->tgid ? task_id(a, st, k->tgid, comm[0] ? comm : "?") : 0;
+	if (!a->metric_ids[metric])
+		a->metric_ids[metric] = mms_store_str(st, a->names[metric]);
+	s.metric_id = a->metric_ids[metric];
+	s.sub = k->sub;
+	if ((k->tgid && !s.proc_id) || !s.metric_id)
+		return -ENOMEM;
+	err = mms_store_add_metric(st, &s);
+	return !err && a->extra ? a->extra(st, s.proc_id, k, &s.stat) : err;
+}
+
+void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM_COMM_LEN + 1])
+{
+	comm[0] = 0;
+	for (int c = 0; c < a->ncpus; c++) {
+		if (vals[c].comm[0]) {
+			memcpy(comm, vals[c].comm, MM_COMM_LEN);
+			comm[MM_COMM_LEN] = 0;
+			return;
+		}
+	}
+}
+
 static int add_key(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		   const struct mm_val *vals)
 {
-	struct mms_metric_sample s = { 0 };
-	char comm[MM_COMM_LEN + 1] = "";
-	int err;
+	struct mms_stat sum = { 0 };
+	char comm[MM_COMM_LEN + 1];
 
+	if (a->decode)
+		return a->decode(a, st, k, vals);
 	for (int c = 0; c < a->ncpus; c++) {
 		const struct mm_stat *ks = &vals[c].stat;
 		struct mms_stat one = {
 			.count = ks->count, .total = ks->total, .min = ks->min, .max = ks->max,
 		};
 
-		if (!comm[0] && vals[c].comm[0])
-			memcpy(comm, vals[c].comm, MM_COMM_LEN);
 		memcpy(one.hist, ks->hist, sizeof(one.hist));
-		mms_stat_merge(&s.stat, &one);
+		mms_stat_merge(&sum, &one);
 	}
-	if (!s.stat.count || k->metric >= a->nr_names)
-		return 0;
-	s.proc_id = k->tgid ? task_id(a, st, k->tgid, comm[0] ? comm : "?") : 0;
-	if (!a->metric_ids[k->metric])
-		a->metric_ids[k->metric] = mms_store_str(st, a->names[k->metric]);
-	s.metric_id = a->metric_ids[k->metric];
-	s.sub = k->sub;
-	if ((k->tgid && !s.proc_id) || !s.metric_id)
-		return -ENOMEM;
-	err = mms_store_add_metric(st, &s);
-	return !err && a->extra ? a->extra(st, s.proc_id, k, &s.stat) : err;
+	mm_agg_comm(a, vals, comm);
+	return mm_agg_emit(a, st, k, comm, k->metric, &sum);
 }
 
 /* Room for a batch of n entries: keys and their per-CPU values. */

@@ -241,7 +241,19 @@ struct mm_agg {
 	/* Optional: more rows derived from each row added (after it). */
 	int (*extra)(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
 		     const struct mms_stat *s);
+	/*
+	 * Optional: a collector whose values are not one mm_stat each turns
+	 * an entry's per-CPU values into rows itself (mm_agg_emit).
+	 */
+	int (*decode)(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		      const struct mm_val *vals);
 };
+
+/* Adds one row for k's process and sub under metric; 0 or -errno (-ENOSPC: interval full). */
+int mm_agg_emit(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		const char *comm, uint32_t metric, const struct mms_stat *stat);
+/* The process name from an entry's per-CPU values ("" when none has it). */
+void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM_COMM_LEN + 1]);
 
 int mm_agg_init(struct mm_agg *a, struct bpf_map *map, volatile __u32 *gen,
 		const __u64 *lost, const char *const *names, uint32_t nr_names);

@@ -42,6 +42,24 @@ static __always_inline bool vi_syscall(long nr)
 	}
 }
 
+static __always_inline void vi_delta_add(struct vi_delta *s, __u32 d)
+{
+	__u64 slot = mm_log2(d);
+
+	/* One register compared and used as the index (see mm_hist_slot). */
+	asm volatile("if %[slot] < %[n] goto +1\n\t"
+		     "%[slot] = %[last]"
+		     : [slot] "+r"(slot)
+		     : [n] "i"(VI_HIST), [last] "i"(VI_HIST - 1));
+	if (!s->n || d < s->min)
+		s->min = d;
+	if (d > s->max)
+		s->max = d;
+	s->n++;
+	s->sum += d;
+	s->hist[slot]++;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(vi_enter, struct pt_regs *regs, long nr)
 {
@@ -74,6 +92,8 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct vi_task *t;
+	struct vi_stat *s;
+	struct mm_val *v;
 	__u32 tgid;
 	int d;
 
@@ -89,11 +109,15 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 		return 0;
 	d = mm->map_count - t->map_count;
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	mm_agg_add(tgid, VI_CALLS, nr, 1);
+	v = mm_agg_get(tgid, VI_SYSCALL, nr);
+	if (!v)
+		return 0;
+	s = (struct vi_stat *)&v->stat;
+	s->calls++;
 	if (d > 0)
-		mm_agg_add(tgid, VI_UP, nr, d);
+		vi_delta_add(&s->up, d);
 	else if (d < 0)
-		mm_agg_add(tgid, VI_DOWN, nr, -d);
+		vi_delta_add(&s->down, -d);
 	return 0;
 }
 

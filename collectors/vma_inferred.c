@@ -6,12 +6,14 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm_agg.h"
 #include "vma_inferred.h"
 #include "vma_inferred.skel.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
+#include "mmscope/sample.h"
 
 struct vi_priv {
 	struct vma_inferred *skel;
@@ -24,6 +26,67 @@ static const char *const vi_names[VI_NR] = {
 	[VI_UP] = MMS_M_VMA_INFERRED_UP,
 	[VI_DOWN] = MMS_M_VMA_INFERRED_DOWN,
 };
+
+static void delta_merge(struct vi_delta *dst, const struct vi_delta *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->n || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->n += src->n;
+	dst->sum += src->sum;
+	for (int i = 0; i < VI_HIST; i++)
+		dst->hist[i] += src->hist[i];
+}
+
+static struct mms_stat delta_stat(const struct vi_delta *d)
+{
+	struct mms_stat s = { .count = d->n, .total = d->sum, .min = d->min, .max = d->max };
+
+	for (int i = 0; i < VI_HIST; i++)
+		s.hist[i] = d->hist[i];
+	return s;
+}
+
+/* One (process, syscall) entry: its calls, ups and downs as three rows. */
+static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		     const struct mm_val *vals)
+{
+	struct vi_stat sum = { 0 };
+	struct mms_stat calls = { 0 };
+	char comm[MM_COMM_LEN + 1];
+	int err;
+
+	if (k->metric != VI_SYSCALL)
+		return 0;
+	for (int c = 0; c < a->ncpus; c++) {
+		struct vi_stat one;
+
+		memcpy(&one, &vals[c].stat, sizeof(one));
+		sum.calls += one.calls;
+		delta_merge(&sum.up, &one.up);
+		delta_merge(&sum.down, &one.down);
+	}
+	/* Each call counts 1: the row the store has always had for calls. */
+	calls.count = calls.total = sum.calls;
+	calls.min = calls.max = 1;
+	calls.hist[0] = (uint32_t)sum.calls;
+	mm_agg_comm(a, vals, comm);
+	err = mm_agg_emit(a, st, k, comm, VI_CALLS, &calls);
+	if (!err) {
+		struct mms_stat up = delta_stat(&sum.up);
+
+		err = mm_agg_emit(a, st, k, comm, VI_UP, &up);
+	}
+	if (!err) {
+		struct mms_stat down = delta_stat(&sum.down);
+
+		err = mm_agg_emit(a, st, k, comm, VI_DOWN, &down);
+	}
+	return err;
+}
 
 static int vi_create(struct mms_source *src, const struct mms_options *opts)
 {
@@ -54,6 +117,7 @@ static int vi_prepare(struct mms_source *src)
 			  p->skel->bss->mm_lost, vi_names, VI_NR);
 	if (err)
 		return mm_bpf_fail(src, err, "setting up aggregation");
+	p->agg.decode = vi_decode;
 	p->agg_ready = true;
 	return 0;
 }
