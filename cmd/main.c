@@ -4,6 +4,7 @@
  * command, so filters mean the same everywhere) and runs the command.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -500,6 +501,14 @@ int main(int argc, char **argv)
 	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
 	int ret;
 
+	/*
+	 * Each interval's rows are one block of up to megabytes, freed when the
+	 * interval leaves the window.  From the heap, blocks of changing sizes
+	 * freed oldest first fragment it and RSS creeps up over hours; mapped
+	 * one by one (a fixed threshold also stops glibc raising it), freeing
+	 * one returns it, and RSS follows what the history holds.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mms_options_init(&cli.opts);
 	mms_collectors_init();
 	if (parse(&cli, argc, argv) || validate(&cli)) {
