@@ -198,6 +198,7 @@ void tui_env_refresh(struct tui *t)
 	const struct mms_options *o = mms_session_options(t->s);
 
 	mms_view_env_init(&t->env, t->st, t->paused ? t->paused_seq : -1, t->range);
+	t->env.live = !t->cfg->replay;
 	t->env.fam = t->cfg->fam ? t->cfg->fam : mms_session_family(t->s, 0);
 	t->env.filter = t->filter;
 	t->env.stack_skip = o->stack_skip;

@@ -221,13 +221,22 @@ static void view_draw(void *priv, const struct mms_view_env *env, struct mms_can
 		sw = 4;
 	first = mms_store_at(env->st, 0);
 	last = mms_store_at(env->st, tl->n - 1);
-	/* What the history holds, so that a long run's memory can be watched. */
-	mms_canvas_printf(c, 0, y + row++, MMS_ROLE_DIM, c->w,
-			  "%u intervals in the window (%llu evicted, %.1f MiB held); marker: the "
-			  "interval shown (#%llu)", tl->n,
-			  (unsigned long long)mms_store_evicted(env->st),
-			  (double)mms_store_bytes(env->st) / (1024.0 * 1024.0),
-			  (unsigned long long)mms_store_at(env->st, env->cur)->seq);
+	/*
+	 * Live, what the history holds, so that a long run's memory can be
+	 * watched.  (A replay holds what was read around the position shown:
+	 * seeking and stepping differ there, and the frame must not.)
+	 */
+	if (env->live)
+		mms_canvas_printf(c, 0, y + row++, MMS_ROLE_DIM, c->w,
+				  "%u intervals in the window (%llu evicted, %.1f MiB held); marker: "
+				  "the interval shown (#%llu)", tl->n,
+				  (unsigned long long)mms_store_evicted(env->st),
+				  (double)mms_store_bytes(env->st) / (1024.0 * 1024.0),
+				  (unsigned long long)mms_store_at(env->st, env->cur)->seq);
+	else
+		mms_canvas_printf(c, 0, y + row++, MMS_ROLE_DIM, c->w,
+				  "%u intervals in the window; marker: the interval shown (#%llu)",
+				  tl->n, (unsigned long long)mms_store_at(env->st, env->cur)->seq);
 	nb = (int)(tl->n < (uint32_t)sw ? tl->n : (uint32_t)sw);
 	cx = lw + 1 + sw - nb + (int)((uint64_t)env->cur * (uint64_t)nb / tl->n);
 	for (d = 0; d < TL_N && row < h - 3; d++) {

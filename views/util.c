@@ -107,8 +107,29 @@ void vu_agg_init(struct vu_agg *a, size_t esz)
 	a->esz = esz;
 }
 
+/*
+ * Empties a for the next frame.  Sized by the biggest frame so far, a table
+ * over the whole window of a fork-heavy run (a row per process, tens of
+ * thousands) would keep that memory for good once the window moves on: when
+ * the last frame used under a quarter of it, it shrinks to twice that.
+ */
 void vu_agg_reset(struct vu_agg *a)
 {
+	if (a->cap > 1024 && a->n < a->cap / 4) {
+		uint32_t cap = a->n * 2 > 32 ? a->n * 2 : 32;
+		char *p = realloc(a->ents, (size_t)cap * a->esz);
+
+		if (p) {
+			a->ents = p;
+			a->cap = cap;
+		}
+		/* The index is rebuilt at the size the next frame needs. */
+		free(a->hkeys);
+		free(a->hidx);
+		a->hkeys = NULL;
+		a->hidx = NULL;
+		a->hcap = 0;
+	}
 	a->n = 0;
 	if (a->hidx)
 		memset(a->hidx, 0, a->hcap * sizeof(*a->hidx));

@@ -44,6 +44,7 @@ struct mms_view_env {
 	const char *filter;	/* case-insensitive substring of row names; NULL: none */
 	uint32_t stack_skip;
 	uint64_t epoch;		/* mms_store_epoch(): cached ids are stale when it moves */
+	bool live;		/* a live session: the Timeline says what the history holds */
 };
 
 /* Fills env from the store: cur (the latest unless paused_seq >= 0) and the range. */
