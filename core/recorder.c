@@ -8,6 +8,7 @@
  * recording; the session goes on.  Called from the session's tap.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -522,6 +523,13 @@ static void put_stat(struct rec_buf *b, const struct mms_stat *s)
 
 	if (!p)
 		return;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The format is little-endian u64 x 4 then u32 x 40: the struct's own bytes. */
+	_Static_assert(sizeof(*s) == REC_STAT_FIXED + 4 * MMS_HIST_SLOTS &&
+		       offsetof(struct mms_stat, hist) == REC_STAT_FIXED,
+		       "struct mms_stat is laid out as the format's stat");
+	memcpy(p, s, sizeof(*s));
+#else
 	rec_le32(p, (uint32_t)s->count);
 	rec_le32(p + 4, (uint32_t)(s->count >> 32));
 	rec_le32(p + 8, (uint32_t)s->total);
@@ -532,6 +540,7 @@ static void put_stat(struct rec_buf *b, const struct mms_stat *s)
 	rec_le32(p + 28, (uint32_t)(s->max >> 32));
 	for (int i = 0; i < MMS_HIST_SLOTS; i++)
 		rec_le32(p + REC_STAT_FIXED + 4 * i, s->hist[i]);
+#endif
 	b->len += REC_STAT_FIXED + 4 * MMS_HIST_SLOTS;
 }
 
