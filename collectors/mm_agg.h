@@ -90,14 +90,17 @@ static __always_inline __u32 mm_log2(__u64 v)
  * from one copy to the other, rejects the access ("R2 unbounded memory
  * access").  Here the compare and the index are one register.
  */
+#define mm_slot_clamp(slot, n)						\
+	asm volatile("if %[s] < %[nr] goto +1\n\t"				\
+		     "%[s] = %[last]"						\
+		     : [s] "+r"(slot)						\
+		     : [nr] "i"(n), [last] "i"((n) - 1))
+
 static __always_inline __u64 mm_hist_slot(__u64 v)
 {
 	__u64 slot = mm_log2(v);
 
-	asm volatile("if %[slot] < %[n] goto +1\n\t"
-		     "%[slot] = %[last]"
-		     : [slot] "+r"(slot)
-		     : [n] "i"(MM_HIST_SLOTS), [last] "i"(MM_HIST_SLOTS - 1));
+	mm_slot_clamp(slot, MM_HIST_SLOTS);
 	return slot;
 }
 

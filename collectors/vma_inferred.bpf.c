@@ -4,7 +4,8 @@
  * tracepoints nor fentry: mm->map_count read at entry and exit of the
  * syscalls that can split, merge, create or remove VMAs, per (process,
  * syscall).  The difference is what happened to the VMA count, not how:
- * user space labels it as inferred.
+ * user space labels it as inferred.  In a threaded process it also holds
+ * what other threads did between this thread's entry and exit.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,11 +47,7 @@ static __always_inline void vi_delta_add(struct vi_delta *s, __u32 d)
 {
 	__u64 slot = mm_log2(d);
 
-	/* One register compared and used as the index (see mm_hist_slot). */
-	asm volatile("if %[slot] < %[n] goto +1\n\t"
-		     "%[slot] = %[last]"
-		     : [slot] "+r"(slot)
-		     : [n] "i"(VI_HIST), [last] "i"(VI_HIST - 1));
+	mm_slot_clamp(slot, VI_HIST);	/* see mm_hist_slot */
 	if (!s->n || d < s->min)
 		s->min = d;
 	if (d > s->max)

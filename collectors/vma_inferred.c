@@ -27,20 +27,6 @@ static const char *const vi_names[VI_NR] = {
 	[VI_DOWN] = MMS_M_VMA_INFERRED_DOWN,
 };
 
-static void delta_merge(struct vi_delta *dst, const struct vi_delta *src)
-{
-	if (!src->n)
-		return;
-	if (!dst->n || src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	dst->n += src->n;
-	dst->sum += src->sum;
-	for (int i = 0; i < VI_HIST; i++)
-		dst->hist[i] += src->hist[i];
-}
-
 static struct mms_stat delta_stat(const struct vi_delta *d)
 {
 	struct mms_stat s = { .count = d->n, .total = d->sum, .min = d->min, .max = d->max };
@@ -54,8 +40,7 @@ static struct mms_stat delta_stat(const struct vi_delta *d)
 static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		     const struct mm_val *vals)
 {
-	struct vi_stat sum = { 0 };
-	struct mms_stat calls = { 0 };
+	struct mms_stat calls = { 0 }, up = { 0 }, down = { 0 };
 	char comm[MM_COMM_LEN + 1];
 	int err;
 
@@ -63,28 +48,25 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 		return 0;
 	for (int c = 0; c < a->ncpus; c++) {
 		struct vi_stat one;
+		struct mms_stat s;
 
 		memcpy(&one, &vals[c].stat, sizeof(one));
-		sum.calls += one.calls;
-		delta_merge(&sum.up, &one.up);
-		delta_merge(&sum.down, &one.down);
+		calls.count += one.calls;
+		s = delta_stat(&one.up);
+		mms_stat_merge(&up, &s);
+		s = delta_stat(&one.down);
+		mms_stat_merge(&down, &s);
 	}
 	/* Each call counts 1: the row the store has always had for calls. */
-	calls.count = calls.total = sum.calls;
+	calls.total = calls.count;
 	calls.min = calls.max = 1;
-	calls.hist[0] = (uint32_t)sum.calls;
+	calls.hist[0] = (uint32_t)calls.count;
 	mm_agg_comm(a, vals, comm);
 	err = mm_agg_emit(a, st, k, comm, VI_CALLS, &calls);
-	if (!err) {
-		struct mms_stat up = delta_stat(&sum.up);
-
+	if (!err)
 		err = mm_agg_emit(a, st, k, comm, VI_UP, &up);
-	}
-	if (!err) {
-		struct mms_stat down = delta_stat(&sum.down);
-
+	if (!err)
 		err = mm_agg_emit(a, st, k, comm, VI_DOWN, &down);
-	}
 	return err;
 }
 
