@@ -87,6 +87,15 @@ if [ -f "$out/bzImage" ] && [ -f "$out/done" ]; then
 	exit 0
 fi
 
+# The source tree, the objects and ccache take about 3 GiB: say so rather than
+# fail halfway through with ENOSPC.
+need_kib=$((4 * 1024 * 1024))
+avail_kib=$(df -Pk "$cache" | awk 'NR == 2 { print $4 }')
+if [ -n "$avail_kib" ] && [ "$avail_kib" -lt $need_kib ]; then
+	skip "building a kernel needs about 4 GiB free in $cache, $((avail_kib / 1024)) MiB are" \
+		"(free some, or set MMSCOPE_CACHE to a bigger filesystem)"
+fi
+
 # One build at a time on this machine: two would share the scratch tree.
 exec 9>"$cache/build.lock"
 flock 9
