@@ -139,7 +139,9 @@ static __always_inline void mm_lost_inc(enum mm_lost r)
 	__sync_fetch_and_add(&mm_lost[r], 1);
 }
 
-static __always_inline struct mm_val *mm_agg_get(__u32 tgid, __u32 metric, __u32 sub)
+/* The entry of (task's process tgid, metric, sub) in the current generation. */
+static __always_inline struct mm_val *mm_agg_get_task(struct task_struct *task, __u32 tgid,
+						      __u32 metric, __u32 sub)
 {
 	struct mm_key k = { .tgid = tgid, .gen = mm_gen, .metric = metric, .sub = sub };
 	struct mm_val *v = bpf_map_lookup_elem(&mm_agg, &k);
@@ -153,9 +155,13 @@ static __always_inline struct mm_val *mm_agg_get(__u32 tgid, __u32 metric, __u32
 		return NULL;
 	}
 	/* The process's name, not the thread's: metrics are per process. */
-	bpf_probe_read_kernel_str(v->comm, sizeof(v->comm),
-				  bpf_get_current_task_btf()->group_leader->comm);
+	bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), task->group_leader->comm);
 	return v;
+}
+
+static __always_inline struct mm_val *mm_agg_get(__u32 tgid, __u32 metric, __u32 sub)
+{
+	return mm_agg_get_task(bpf_get_current_task_btf(), tgid, metric, sub);
 }
 
 static __always_inline void mm_agg_add(__u32 tgid, __u32 metric, __u32 sub, __u64 value)

@@ -19,9 +19,36 @@
 
 #define TS_COMPAT 0x0002	/* x86: a 32-bit syscall is running (other numbers) */
 
+/* The VMA syscalls as small indexes (0: not one), for the per-task counts. */
+enum {
+	VI_SYS_NONE,
+#define VI_ENUM(n, name) VI_SYS_##name,
+	MMS_VMA_SYSCALLS(VI_ENUM)
+#undef VI_ENUM
+	VI_NSYS
+};
+
+/* Room for the indexes, a power of two: an index is masked, not compared. */
+#define VI_SLOTS 16
+_Static_assert(VI_NSYS <= VI_SLOTS, "VI_SLOTS too small for MMS_VMA_SYSCALLS");
+
+static const __u32 vi_nrs[VI_NSYS] = {
+#define VI_NR(n, name) [VI_SYS_##name] = n,
+	MMS_VMA_SYSCALLS(VI_NR)
+#undef VI_NR
+};
+
+/*
+ * A thread's syscall in flight, and its calls that changed nothing, not yet
+ * in mm_agg: most VMA syscalls leave the count alone (a brk() that grows
+ * the heap in place), and an add here costs far less than a shared hash
+ * update.  The thread adds, the flush subtracts what it took: both atomic,
+ * so a flush racing with the thread loses nothing.
+ */
 struct vi_task {
 	int map_count;
 	int nr;			/* syscall in flight, 0: none */
+	__u32 calls[VI_SLOTS];	/* by index: unchanged calls not yet in mm_agg */
 };
 
 struct {
@@ -31,16 +58,25 @@ struct {
 	__type(value, struct vi_task);
 } vi_tasks SEC(".maps");
 
-static __always_inline bool vi_syscall(long nr)
+static __always_inline int vi_index(long nr)
 {
 	switch (nr) {
-#define VI_CASE(n, name) case n:
+#define VI_CASE(n, name) case n: return VI_SYS_##name;
 	MMS_VMA_SYSCALLS(VI_CASE)
 #undef VI_CASE
-		return true;
 	default:
-		return false;
+		return VI_SYS_NONE;
 	}
+}
+
+/* Takes the pending unchanged calls of one syscall (by index) out of t. */
+static __always_inline __u32 vi_take(struct vi_task *t, int i)
+{
+	__u32 c = *(volatile __u32 *)&t->calls[i];
+
+	if (c)
+		__sync_fetch_and_add(&t->calls[i], -c);
+	return c;
 }
 
 static __always_inline void vi_delta_add(struct vi_delta *s, __u32 d)
@@ -64,7 +100,7 @@ int BPF_PROG(vi_enter, struct pt_regs *regs, long nr)
 	struct mm_struct *mm;
 	struct vi_task *t;
 
-	if (!vi_syscall(nr) || !mm_wanted(bpf_get_current_pid_tgid()))
+	if (!vi_index(nr) || !mm_wanted(bpf_get_current_pid_tgid()))
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (task->thread_info.status & TS_COMPAT)
@@ -86,15 +122,15 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 {
 	long nr = regs->orig_ax;
+	int i = vi_index(nr);
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct vi_task *t;
 	struct vi_stat *s;
 	struct mm_val *v;
-	__u32 tgid;
 	int d;
 
-	if (!vi_syscall(nr))
+	if (!i)
 		return 0;
 	task = bpf_get_current_task_btf();
 	t = bpf_task_storage_get(&vi_tasks, task, 0, 0);
@@ -105,16 +141,59 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 	if (!mm)
 		return 0;
 	d = mm->map_count - t->map_count;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	v = mm_agg_get(tgid, VI_SYSCALL, nr);
+	if (!d) {
+		__sync_fetch_and_add(&t->calls[i & (VI_SLOTS - 1)], 1);
+		return 0;
+	}
+	v = mm_agg_get(bpf_get_current_pid_tgid() >> 32, VI_SYSCALL, nr);
 	if (!v)
 		return 0;
 	s = (struct vi_stat *)&v->stat;
-	s->calls++;
+	/* With the calls before it: an interval's changes never outnumber its calls. */
+	s->calls += 1 + vi_take(t, i & (VI_SLOTS - 1));
 	if (d > 0)
 		vi_delta_add(&s->up, d);
-	else if (d < 0)
+	else
 		vi_delta_add(&s->down, -d);
+	return 0;
+}
+
+/* Moves a thread's pending calls into mm_agg's current generation. */
+static __always_inline void vi_flush(struct task_struct *task)
+{
+	struct vi_task *t = bpf_task_storage_get(&vi_tasks, task, 0, 0);
+	__u32 tgid = task->tgid;
+
+	if (!t)
+		return;
+	for (int i = 1; i < VI_NSYS; i++) {
+		__u32 c = vi_take(t, i);
+		struct mm_val *v;
+
+		if (!c)
+			continue;
+		v = mm_agg_get_task(task, tgid, VI_SYSCALL, vi_nrs[i]);
+		if (v)
+			((struct vi_stat *)&v->stat)->calls += c;
+	}
+}
+
+/* Run by user space before each drain: every thread's pending calls. */
+SEC("iter/task")
+int vi_flush_all(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task)
+		vi_flush(task);
+	return 0;
+}
+
+/* A thread's last calls, before its storage goes. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vi_task_exit, struct task_struct *p)
+{
+	vi_flush(p);
 	return 0;
 }
 

@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "mm_agg.h"
 #include "vma_inferred.h"
@@ -111,11 +114,43 @@ static int vi_start(struct mms_source *src)
 	return mm_bpf_attach(src, p->skel->skeleton, "attaching to sys_enter/sys_exit");
 }
 
+/*
+ * Moves every thread's pending unchanged calls into the aggregation map (the
+ * task iterator vi_flush_all), so that they are drained with the interval
+ * they were made in.
+ */
+static int vi_flush_calls(struct vi_priv *p)
+{
+	struct bpf_link *it = p->skel->links.vi_flush_all;
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!it)
+		return 0;	/* not attached (yet, or any more) */
+	fd = bpf_iter_create(bpf_link__fd(it));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
 static int vi_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct vi_priv *p = src->priv;
+	int err, ferr;
 
-	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+	if (!p->agg_ready)
+		return 0;
+	ferr = vi_flush_calls(p);
+	err = mm_agg_drain(&p->agg, st);
+	if (ferr)
+		return mms_source_fail(src, ferr, "vma-inferred: running the task iterator: %s",
+				       strerror(-ferr));
+	return err;
 }
 
 static void vi_stop(struct mms_source *src)

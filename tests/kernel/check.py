@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Checks what one guest run of tests/kernel/guest-tests.sh left in OUT.
 
-    check.py OUT VARIANT MMSCOPE N_TOGGLE N_GROW N_PAGES N_THP
+    check.py OUT VARIANT MMSCOPE N_TOGGLE N_NOOP N_GROW N_PAGES N_THP
 
 Two oracles, both independent of mmscope: the patched tracepoints read
 through tracefs (exact counts for the workloads' own windows), and kprobes on
@@ -374,6 +374,33 @@ def check_mms_vma(name, want_backend, workload):
               + f' (>= {N_GROW} grow steps, plus exec); all: {dict(merges)}')
 
 
+def check_mms_inferred(name):
+    """The inferred backend on 6.1: exact mprotect ups and downs, every call counted."""
+    rep = mms_report(name)
+    pid = mms_pid(name)
+    if rep is None or pid is None:
+        return
+    backend = source(rep, 'vma')
+    check(name + ' source', backend == 'inferred', f'VMA source {backend!r}, expected inferred')
+
+    def one(metric):
+        m = [x for x in metrics(rep, metric, pid) if x.get('detail') == 'mprotect']
+        return m[0] if m else {'count': 0, 'total': 0, 'min': 0, 'max': 0}
+    calls, up, down = (one('vma.inferred.' + k) for k in ('calls', 'up', 'down'))
+    want = 2 * N_TOGGLE + N_NOOP
+    # The loader's RELRO mprotects come on top (each +1), so at least, and a few more.
+    check(name + ' calls', want <= calls['count'] <= want + 16,
+          f'mmscope {calls["count"]} mprotect calls of pid {pid}, expected {want} = 2 x '
+          f'{N_TOGGLE} toggles + {N_NOOP} that change nothing (+ the loader\'s few)')
+    check(name + ' downs', (down['count'], down['total'], down['min'], down['max']) ==
+          (N_TOGGLE, 2 * N_TOGGLE, 2, 2),
+          f'mmscope {down["count"]} mprotect downs totalling {down["total"]} (min '
+          f'{down["min"]}, max {down["max"]}), expected {N_TOGGLE} of -2')
+    check(name + ' ups', up['count'] >= N_TOGGLE and up['max'] == 2,
+          f'mmscope {up["count"]} mprotect ups (max {up["max"]}), expected >= {N_TOGGLE} '
+          'of +2 (and the loader\'s +1s)')
+
+
 def check_mms_rmap(name, want_backend, pages, order):
     rep = mms_report(name)
     pid = mms_pid(name)
@@ -409,12 +436,12 @@ def check_mms_locks():
 
 
 def main():
-    global OUT, VARIANT, MMSCOPE, N_TOGGLE, N_GROW, N_PAGES, N_THP
-    if len(sys.argv) != 8:
+    global OUT, VARIANT, MMSCOPE, N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP
+    if len(sys.argv) != 9:
         print(__doc__, file=sys.stderr)
         return 2
     OUT, VARIANT, MMSCOPE = sys.argv[1:4]
-    N_TOGGLE, N_GROW, N_PAGES, N_THP = (int(x) for x in sys.argv[4:8])
+    N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP = (int(x) for x in sys.argv[4:9])
     check_events_present()
     if VARIANT == 'patched':
         check_tp_mprotect()
@@ -435,6 +462,7 @@ def main():
             check_mms_rmap('mm-thp-tp', 'tracepoint', THP_PAGES * N_THP, 9)
         else:
             check_mms_vma('mm-vma-default', 'fentry', 'mprotect')
+            check_mms_inferred('mm-vma-inferred')
         check_mms_vma('mm-vma-fentry', 'fentry', 'mprotect')
         check_mms_vma('mm-grow-fentry', 'fentry', 'grow')
         check_mms_rmap('mm-pageout-fentry', 'fentry', N_PAGES, 0)

@@ -7,7 +7,7 @@
 #
 # Environment (from job.sh): OUT (results dir), MMSCOPE (binary), WL (the
 # build's tests/workloads), KT (the build's tests/kernel), VARIANT
-# (patched|unpatched), N_TOGGLE, N_GROW, N_PAGES, N_THP.
+# (patched|unpatched), N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP.
 set -u
 T=/sys/kernel/tracing
 # With the guest's uptime: under TCG on a busy host, where the time goes.
@@ -156,6 +156,9 @@ else
 	# No --vma-source: the default must fall back to fentry on this kernel.
 	mms_run mm-vma-default "$oracle_vma" --rmap-source off \
 		-- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+	# The last VMA fallback on 6.1: task storage, the task iterator, exit flush.
+	mms_run mm-vma-inferred "" --vma-source inferred --rmap-source off \
+		-- "$WL/mprotect_toggle" -n "$N_TOGGLE" -r "$N_NOOP"
 fi
 mms_run mm-vma-fentry "$oracle_vma" --vma-source fentry --rmap-source off \
 	-- "$WL/mprotect_toggle" -n "$N_TOGGLE"

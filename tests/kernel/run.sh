@@ -20,7 +20,7 @@ wl=$(realpath "$2")
 kt=$(realpath "$3")
 variants=${KERNEL_VARIANTS:-patched unpatched}
 # Sizes: big enough that a miscount cannot hide, small enough for TCG.
-n_toggle=200 n_grow=100 n_pages=256 n_thp=4
+n_toggle=200 n_noop=333 n_grow=100 n_pages=256 n_thp=4
 
 say() { echo "kernel-suite: $*"; }
 t0=$(date +%s)
@@ -56,7 +56,7 @@ for v in $variants; do
 	mkdir -p "$out"
 	cat >"$out/job.sh" <<EOF
 export OUT=/run/out VARIANT=$v MMSCOPE=$mmscope WL=$wl KT=$kt
-export N_TOGGLE=$n_toggle N_GROW=$n_grow N_PAGES=$n_pages N_THP=$n_thp
+export N_TOGGLE=$n_toggle N_NOOP=$n_noop N_GROW=$n_grow N_PAGES=$n_pages N_THP=$n_thp
 exec bash $top/tests/kernel/guest-tests.sh
 EOF
 	tb=$(date +%s)
@@ -76,7 +76,7 @@ EOF
 		continue
 	fi
 	python3 "$top/tests/kernel/check.py" "$out" "$v" "$mmscope" \
-		$n_toggle $n_grow $n_pages $n_thp | tee "$out/check.log"
+		$n_toggle $n_noop $n_grow $n_pages $n_thp | tee "$out/check.log"
 	p=$(sed -n 's/^[a-z]*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$out/check.log" |
 		tail -n1)
 	if [ -z "$p" ]; then

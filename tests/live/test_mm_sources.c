@@ -33,6 +33,7 @@
 #include "mmscope/store.h"
 
 #define TOGGLES 1000
+#define NOOPS 777
 #define NR_MPROTECT 10
 
 static const char *workload;
@@ -69,18 +70,30 @@ static void child_start(struct child *c, char *const argv[], char *line, size_t 
 	assert_true(!strncmp(line, "ready", 5));
 }
 
-static int child_finish(struct child *c, char *line, size_t len)
+/* Lets the workload run and reads up to its "done" line. */
+static void child_go(struct child *c, char *line, size_t len)
 {
-	int status = -1;
-
 	if (write(c->go_fd, "g", 1) != 1)
 		fail_msg("cannot start the workload: %s", strerror(errno));
 	while (fgets(line, (int)len, c->out) && strncmp(line, "done", 4))
 		;
+}
+
+/* Closes its stdin (which ends a -W wait) and waits for it. */
+static int child_reap(struct child *c)
+{
+	int status = -1;
+
 	close(c->go_fd);
 	fclose(c->out);
 	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
 	return status;
+}
+
+static int child_finish(struct child *c, char *line, size_t len)
+{
+	child_go(c, line, len);
+	return child_reap(c);
 }
 
 static struct mms_source *source_up(const struct mms_source_ops *ops, struct mms_options *o)
@@ -131,40 +144,58 @@ static void assert_only(struct mms_store *st, uint32_t tgid)
 	}
 }
 
-static void toggle_run(const struct mms_source_ops *ops, struct mms_store **out, pid_t *pid)
+/*
+ * TOGGLES toggles and then `noops` mprotect calls that change nothing, by a
+ * process the source follows; drained once, after the process exited or,
+ * with `alive`, while it still exists.
+ */
+static void toggle_run(const struct mms_source_ops *ops, int noops, bool alive,
+		       struct mms_store **out, pid_t *pid)
 {
-	char n[16], line[512];
-	char *argv[] = { (char *)workload, "-n", n, "-w", NULL };
+	char n[16], r[16], line[512];
+	char *argv[] = { (char *)workload, "-n", n, "-r", r, "-w", alive ? "-W" : NULL, NULL };
 	struct mms_options o;
 	struct mms_source *src;
 	struct child c;
 
 	snprintf(n, sizeof(n), "%d", TOGGLES);
+	snprintf(r, sizeof(r), "%d", noops);
 	child_start(&c, argv, line, sizeof(line));
 	mms_options_init(&o);
 	o.pid = c.pid;
 	o.mmap_lock_hold = true;
 	src = source_up(ops, &o);
-	assert_int_equal(child_finish(&c, line, sizeof(line)), 0);
-	*out = drain_one(src);
+	if (alive) {
+		child_go(&c, line, sizeof(line));
+		*out = drain_one(src);
+		assert_int_equal(child_reap(&c), 0);
+	} else {
+		assert_int_equal(child_finish(&c, line, sizeof(line)), 0);
+		*out = drain_one(src);
+	}
 	*pid = c.pid;
 	mms_source_destroy(src);
 }
 
-static void test_vma_inferred(void **state)
+/*
+ * Exact counts from the inferred backend: N toggles are 2N mprotect calls,
+ * N of +2 and N of -2; the calls that changed nothing count as calls only,
+ * whether the process ended before the drain (its calls moved at its exit)
+ * or still runs (moved by the task iterator at the drain).
+ */
+static void vma_inferred_exact(bool alive)
 {
 	struct mms_store *st;
 	struct mms_stat s;
 	pid_t pid;
 
-	(void)state;
-	toggle_run(&mms_vma_inferred_ops, &st, &pid);
+	toggle_run(&mms_vma_inferred_ops, NOOPS, alive, &st, &pid);
 	assert_only(st, (uint32_t)pid);
-	/* Every mm syscall in the window is one of the 2N mprotects. */
+	/* Every mm syscall in the window is one of the 2N + R mprotects. */
 	s = metric(st, MMS_M_VMA_INFERRED_CALLS, -1, (uint32_t)pid);
-	assert_int_equal(s.count, 2 * TOGGLES);
+	assert_int_equal(s.count, 2 * TOGGLES + NOOPS);
 	s = metric(st, MMS_M_VMA_INFERRED_CALLS, NR_MPROTECT, (uint32_t)pid);
-	assert_int_equal(s.count, 2 * TOGGLES);
+	assert_int_equal(s.count, 2 * TOGGLES + NOOPS);
 	/* PROT_READ on the middle page: +2 (one VMA into three), every time. */
 	s = metric(st, MMS_M_VMA_INFERRED_UP, NR_MPROTECT, (uint32_t)pid);
 	assert_int_equal(s.count, TOGGLES);
@@ -178,9 +209,22 @@ static void test_vma_inferred(void **state)
 	assert_int_equal(s.total, 2 * TOGGLES);
 	assert_int_equal(s.min, 2);
 	assert_int_equal(s.max, 2);
-	printf("vma-inferred: %d mprotect calls, %d x +2, %d x -2 (pid %d)\n", 2 * TOGGLES,
-	       TOGGLES, TOGGLES, pid);
+	printf("vma-inferred (drained %s): %d mprotect calls, %d x +2, %d x -2, %d unchanged "
+	       "(pid %d)\n", alive ? "while it runs" : "after its exit", 2 * TOGGLES + NOOPS,
+	       TOGGLES, TOGGLES, NOOPS, pid);
 	mms_store_destroy(st);
+}
+
+static void test_vma_inferred(void **state)
+{
+	(void)state;
+	vma_inferred_exact(false);
+}
+
+static void test_vma_inferred_alive(void **state)
+{
+	(void)state;
+	vma_inferred_exact(true);
 }
 
 /*
@@ -369,7 +413,7 @@ static void test_mmap_hold(void **state)
 	pid_t pid;
 
 	(void)state;
-	toggle_run(&mms_mmap_hold_bpf_ops, &st, &pid);
+	toggle_run(&mms_mmap_hold_bpf_ops, 0, false, &st, &pid);
 	assert_only(st, (uint32_t)pid);
 	aw = metric(st, MMS_M_MMAP_ACQUIRE_WRITE, -1, (uint32_t)pid);
 	ar = metric(st, MMS_M_MMAP_ACQUIRE_READ, -1, (uint32_t)pid);
@@ -585,6 +629,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest vma[] = {
 		cmocka_unit_test(test_vma_inferred),
+		cmocka_unit_test(test_vma_inferred_alive),
 		cmocka_unit_test(test_follow_children),
 		cmocka_unit_test(test_many_processes),
 	};

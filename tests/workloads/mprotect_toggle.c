@@ -7,6 +7,11 @@
  * three merge back into one: map_count - 2).  N toggles are exactly 2N
  * splits and N three-way merges.
  *
+ * -r N then adds N mprotect calls that change nothing (read-write again on
+ * the read-write range): calls the VMA count does not see.  -W keeps the
+ * process alive after "done" until a byte (or EOF) on stdin, so a tracer can
+ * read it while it still exists.
+ *
  * A tracer attaches between the "ready" line and the go signal (-w: one
  * byte on stdin; -S: sleep), so setup work falls outside its window:
  *
@@ -49,8 +54,10 @@ static int map_count(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: mprotect_toggle [-n TOGGLES] [-w | -S SECONDS] [-u USEC]\n"
+		"usage: mprotect_toggle [-n TOGGLES] [-r CALLS] [-w | -S SECONDS] [-u USEC] [-W]\n"
 		"  -n  toggles (default 1000)\n"
+		"  -r  then this many mprotect calls that change nothing (default 0)\n"
+		"  -W  after printing 'done', wait for one byte (or EOF) on stdin\n"
 		"  -w  after printing 'ready', wait for one byte on stdin\n"
 		"  -S  after printing 'ready', sleep this long\n"
 		"  -u  sleep this long between toggles (default 0)\n");
@@ -59,23 +66,25 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long toggles = 1000, page = sysconf(_SC_PAGESIZE), usec = 0;
+	long toggles = 1000, page = sysconf(_SC_PAGESIZE), usec = 0, noops = 0;
 	int before, split = -1, after, opt;
 	double sleep_s = 0;
-	int wait_stdin = 0;
+	int wait_stdin = 0, wait_end = 0;
 	static char outbuf[1024];
 	char *guard, *p, c;
 
-	while ((opt = getopt(argc, argv, "n:wS:u:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:wWS:u:h")) != -1) {
 		switch (opt) {
 		case 'n': toggles = atol(optarg); break;
+		case 'r': noops = atol(optarg); break;
 		case 'w': wait_stdin = 1; break;
+		case 'W': wait_end = 1; break;
 		case 'S': sleep_s = atof(optarg); break;
 		case 'u': usec = atol(optarg); break;
 		default: usage();
 		}
 	}
-	if (toggles < 0 || sleep_s < 0 || usec < 0 || optind != argc)
+	if (toggles < 0 || noops < 0 || sleep_s < 0 || usec < 0 || optind != argc)
 		usage();
 	/* No allocation may add a VMA inside the window: static stdout buffer, warm heap. */
 	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
@@ -110,9 +119,15 @@ int main(int argc, char **argv)
 		if (usec)
 			usleep((useconds_t)usec);
 	}
+	for (long i = 0; i < noops; i++)
+		if (mprotect(p, (size_t)(3 * page), PROT_READ | PROT_WRITE))
+			die("mprotect (no change)");
 	after = map_count();
 	printf("done pid=%d toggles=%ld splits=%ld merges=%ld map_count_before=%d "
-	       "map_count_split=%d map_count_after=%d\n", getpid(), toggles, 2 * toggles,
-	       toggles, before, split, after);
+	       "map_count_split=%d map_count_after=%d unchanged_calls=%ld\n", getpid(), toggles,
+	       2 * toggles, toggles, before, split, after, noops);
+	fflush(stdout);
+	if (wait_end && read(0, &c, 1) < 0)
+		die("read stdin");
 	return split == (toggles ? before + 2 : -1) && after == before ? 0 : 1;
 }
