@@ -35,6 +35,7 @@ const volatile bool filter_types;
 const volatile bool filter_locks;
 const volatile bool filter_tgids;
 const volatile bool filter_tids;
+const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
 
 /* Written by user space through the mmap'ed .bss. */
 __u32 gen;		/* generation new records go to */
@@ -132,6 +133,13 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } lock_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LB_COST_FLAGS);
+	__type(key, __u32);
+	__type(value, struct lb_cost);
+} costs SEC(".maps");
 
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
@@ -411,6 +419,7 @@ SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
 	__u64 now, id = bpf_get_current_pid_tgid(), addr = (__u64)lock;
+	__u64 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
 	__u32 pid = (__u32)id, tgid = id >> 32, zero = 0, d;
 	struct task_struct *t;
 	struct lb_ring *r;
@@ -420,10 +429,14 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 
 	if (!wanted(addr, flags, pid, tgid))
 		return 0;
+	if (self_cost)
+		t0 = bpf_ktime_get_ns();
 	/* A bounded share: this may run with interrupts off. */
 	r = bpf_map_lookup_elem(&pending, &zero);
 	if (r && READ_ONCE(r->head) != READ_ONCE(r->tail))
 		drain_cpu(r, 32);
+	if (self_cost)
+		t1 = bpf_ktime_get_ns();
 
 	t = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -443,6 +456,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	WRITE_ONCE(ts->depth, d + 1);
 	barrier();
 
+	if (self_cost)
+		t2 = bpf_ktime_get_ns();
 	sid = bpf_get_stackid(ctx, &stacks, 0);
 	if (sid == -EEXIST) {
 		/*
@@ -453,6 +468,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		if (sid >= 0)
 			sid |= LB_STACK2;
 	}
+	if (self_cost)
+		t3 = bpf_ktime_get_ns();
 	if (sid < 0)
 		count(LB_C_STACK);
 	f->key.stack_id = sid;
@@ -460,6 +477,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	f->key.pid = pid;
 	f->key.tgid = tgid;
 	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
+	if (self_cost)
+		t4 = bpf_ktime_get_ns();
 	name_lock(addr, t, tgid);
 	/*
 	 * The wait starts when this handler returns: its own work (the stack
@@ -470,6 +489,18 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	f->ts = now;
 	barrier();
 	WRITE_ONCE(f->key.lock, addr);
+	if (self_cost) {
+		__u32 k = flags & (LB_COST_FLAGS - 1);
+		struct lb_cost *c = bpf_map_lookup_elem(&costs, &k);
+
+		if (c) {
+			c->n++;
+			c->total += now - t0;
+			c->drain += t1 - t0;
+			c->stack += t3 - t2;
+			c->name += now - t4;
+		}
+	}
 	return 0;
 }
 

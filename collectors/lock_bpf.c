@@ -196,6 +196,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->type_mask = mms_lock_common_type_mask(lb->lc);
 	skel->rodata->filter_tids = o->nr_tids > 0;
 	skel->rodata->filter_tgids = o->pid > 0;
+	skel->rodata->self_cost = getenv("MMSCOPE_SELF_COST") != NULL;
 	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
 	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
 								  MMS_MAX_FILTERS) > 0;
@@ -754,6 +755,38 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 	return 0;
 }
 
+/*
+ * MMSCOPE_SELF_COST=1: contention_begin's own time per lock type and by part,
+ * summed over CPUs, on stderr when the source goes (bench/run --bpf-cost).
+ */
+static void print_self_cost(struct lb_src *lb)
+{
+	struct lb_cost *c = calloc((size_t)lb->ncpus, sizeof(*c));
+	int fd = bpf_map__fd(lb->skel->maps.costs);
+
+	for (uint32_t k = 0; c && fd >= 0 && k < LB_COST_FLAGS; k++) {
+		struct lb_cost sum = { 0 };
+
+		if (bpf_map_lookup_elem(fd, &k, c))
+			break;
+		for (int i = 0; i < lb->ncpus; i++) {
+			sum.n += c[i].n;
+			sum.total += c[i].total;
+			sum.drain += c[i].drain;
+			sum.stack += c[i].stack;
+			sum.name += c[i].name;
+		}
+		if (!sum.n)
+			continue;
+		fprintf(stderr, "self-cost: contention_begin type=%s waits=%llu ns_per_wait=%.0f "
+			"drain=%.0f stack=%.0f name=%.0f\n", mms_lock_type_name(k),
+			(unsigned long long)sum.n, (double)sum.total / (double)sum.n,
+			(double)sum.drain / (double)sum.n, (double)sum.stack / (double)sum.n,
+			(double)sum.name / (double)sum.n);
+	}
+	free(c);
+}
+
 static void lb_destroy(struct mms_source *src)
 {
 	struct lb_src *lb = src->priv;
@@ -761,6 +794,9 @@ static void lb_destroy(struct mms_source *src)
 	if (!lb)
 		return;
 	detach(lb);
+	if (lb->skel && lb->skel->rodata && lb->skel->rodata->self_cost &&
+	    bpf_map__fd(lb->skel->maps.costs) >= 0)
+		print_self_cost(lb);
 	lock_bpf__destroy(lb->skel);
 	mms_lock_common_destroy(lb->lc);
 	free(lb->stacks);

@@ -110,4 +110,20 @@ enum lb_counter {
 	LB_C_NR
 };
 
+/*
+ * contention_begin's own CPU time by its parts, per contention flags value
+ * (index flags & 63): kept only when user space sets self_cost (a diagnostic,
+ * MMSCOPE_SELF_COST=1; otherwise the verifier removes the code).  Whatever
+ * the kernel holds while the handler runs (rwsem and mutex waits call it
+ * under the lock's wait_lock, interrupts off) is held that much longer.
+ */
+#define LB_COST_FLAGS 64
+struct lb_cost {
+	__u64 n;		/* handler runs that reached the end */
+	__u64 total;		/* ns from entry to the end */
+	__u64 drain;		/* ... in draining this CPU's pending records */
+	__u64 stack;		/* ... in bpf_get_stackid */
+	__u64 name;		/* ... in naming the lock */
+};
+
 #endif

@@ -112,5 +112,12 @@ mp = {x["pid"] for x in r["metrics"] if x["pid"]}
 assert mp == {a}, (mp, a, b)
 PY
 
+# The lock handler's own-time diagnostic (bench/run --bpf-cost): rwsem write waits
+# of two threads, each with a stack walk that took time.
+MMSCOPE_SELF_COST=1 expect_rc 0 "MMSCOPE_SELF_COST report" "$mms" report --duration 2 \
+	--vma-source off --rmap-source off -- "$churn" -t 2 -s 2
+expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=[1-9][0-9]* name=[0-9]+$' \
+	"MMSCOPE_SELF_COST: rwsem:W waits with their stack walk's time"
+
 [ $fail = 0 ] && echo "all cli checks passed"
 exit $fail
