@@ -104,6 +104,9 @@ static int report_live(struct mms_cli *cli)
 	}
 	/* A report sums the whole run: keep every interval the memory budget allows. */
 	cli->opts.window = 1U << 20;
+	/* Nothing printed needs a call stack: do not pay for walking them. */
+	cli->opts.no_stacks = cli->by != MMS_BY_CALLER && !cli->stacks &&
+			      !cli->opts.nr_stack_match;
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
 		fprintf(stderr, "mmscope: %s\n", strerror(-e));

@@ -36,6 +36,7 @@ const volatile bool filter_locks;
 const volatile bool filter_tgids;
 const volatile bool filter_tids;
 const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
+const volatile bool no_stacks;		/* nothing shows a caller: take no stacks */
 
 /* Written by user space through the mmap'ed .bss. */
 __u32 gen;		/* generation new records go to */
@@ -456,6 +457,10 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	WRITE_ONCE(ts->depth, d + 1);
 	barrier();
 
+	if (no_stacks) {
+		sid = -1;
+		goto stacked;
+	}
 	if (self_cost)
 		t2 = bpf_ktime_get_ns();
 	sid = bpf_get_stackid(ctx, &stacks, 0);
@@ -472,6 +477,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		t3 = bpf_ktime_get_ns();
 	if (sid < 0)
 		count(LB_C_STACK);
+stacked:
 	f->key.stack_id = sid;
 	f->key.flags = flags;
 	f->key.pid = pid;

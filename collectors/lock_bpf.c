@@ -181,10 +181,13 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg0, o->map_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg1, o->map_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.lock_infos, o->map_entries);
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks, o->stack_entries);
+	/* Without stacks the maps stay, unused: one entry each. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks,
+					      o->no_stacks ? 1 : o->stack_entries);
 	err = err ?: bpf_map__set_value_size(skel->maps.stacks,
 					     lb->stack_depth * sizeof(uint64_t));
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2, stacks2_entries(o));
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2,
+					      o->no_stacks ? 1 : stacks2_entries(o));
 	err = err ?: bpf_map__set_value_size(skel->maps.stacks2,
 					     lb->stack_depth * sizeof(uint64_t));
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
@@ -197,6 +200,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->filter_tids = o->nr_tids > 0;
 	skel->rodata->filter_tgids = o->pid > 0;
 	skel->rodata->self_cost = getenv("MMSCOPE_SELF_COST") != NULL;
+	skel->rodata->no_stacks = o->no_stacks;
 	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
 	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
 								  MMS_MAX_FILTERS) > 0;

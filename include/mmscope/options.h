@@ -50,6 +50,12 @@ struct mms_options {
 	int nr_stack_match;
 	uint32_t max_stack;		/* frames kept per stack (default 8, <= MMS_MAX_STACK) */
 	uint32_t stack_skip;		/* frames skipped past the lock primitives (default 0) */
+	/*
+	 * Set by a live report whose output never shows a caller (--by lock,
+	 * task, process or type, no --stacks, no -S): the BPF lock source then
+	 * takes no stacks, most of its per-wait cost.  Not a user option.
+	 */
+	bool no_stacks;
 
 	/* Kernel map sizes (entries). */
 	uint32_t map_entries;		/* aggregation keys, default 16384 */
