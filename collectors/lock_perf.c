@@ -98,6 +98,9 @@ static int lock_perf_create(struct mms_source *src, const struct mms_options *op
 	lp->max_stack = (opts->max_stack ? opts->max_stack : 8) + opts->stack_skip + LOCK_FRAMES;
 	if (lp->max_stack > sizeof(lp->ips) / sizeof(lp->ips[0]))
 		lp->max_stack = sizeof(lp->ips) / sizeof(lp->ips[0]);
+	/* No caller shown (a live report by lock, task ...): no stack walk either. */
+	if (opts->no_stacks)
+		lp->max_stack = 1;
 	src->priv = lp;
 	return 0;
 }
