@@ -119,38 +119,39 @@ static int vi_start(struct mms_source *src)
  * task iterator vi_flush_all), so that they are drained with the interval
  * they were made in.
  */
-static int vi_flush_calls(struct vi_priv *p)
+static void vi_flush_calls(struct vi_priv *p)
 {
 	struct bpf_link *it = p->skel->links.vi_flush_all;
 	char buf[64];
-	ssize_t n;
 	int fd;
 
 	if (!it)
-		return 0;	/* not attached (yet, or any more) */
+		return;	/* not attached (yet, or any more) */
 	fd = bpf_iter_create(bpf_link__fd(it));
 	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		;
-	n = n < 0 ? -errno : 0;
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
 	close(fd);
-	return (int)n;
 }
 
 static int vi_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct vi_priv *p = src->priv;
-	int err, ferr;
 
 	if (!p->agg_ready)
 		return 0;
-	ferr = vi_flush_calls(p);
-	err = mm_agg_drain(&p->agg, st);
-	if (ferr)
-		return mms_source_fail(src, ferr, "vma-inferred: running the task iterator: %s",
-				       strerror(-ferr));
-	return err;
+	/*
+	 * If the iterator cannot run (no memory), the calls stay in their
+	 * threads' storage and come with a later drain, or the thread's exit:
+	 * late, not lost.
+	 */
+	vi_flush_calls(p);
+	return mm_agg_drain(&p->agg, st);
 }
 
 static void vi_stop(struct mms_source *src)
