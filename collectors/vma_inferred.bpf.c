@@ -122,7 +122,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 {
 	long nr = regs->orig_ax;
-	int i = vi_index(nr);
+	int i = vi_index(nr) & (VI_SLOTS - 1);	/* masked: a bound the verifier sees */
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct vi_task *t;
@@ -142,7 +142,7 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 		return 0;
 	d = mm->map_count - t->map_count;
 	if (!d) {
-		__sync_fetch_and_add(&t->calls[i & (VI_SLOTS - 1)], 1);
+		__sync_fetch_and_add(&t->calls[i], 1);
 		return 0;
 	}
 	v = mm_agg_get(bpf_get_current_pid_tgid() >> 32, VI_SYSCALL, nr);
@@ -150,7 +150,7 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 		return 0;
 	s = (struct vi_stat *)&v->stat;
 	/* With the calls before it: an interval's changes never outnumber its calls. */
-	s->calls += 1 + vi_take(t, i & (VI_SLOTS - 1));
+	s->calls += 1 + vi_take(t, i);
 	if (d > 0)
 		vi_delta_add(&s->up, d);
 	else
@@ -162,10 +162,11 @@ int BPF_PROG(vi_exit, struct pt_regs *regs, long ret)
 static __always_inline void vi_flush(struct task_struct *task)
 {
 	struct vi_task *t = bpf_task_storage_get(&vi_tasks, task, 0, 0);
-	__u32 tgid = task->tgid;
+	__u32 tgid;
 
 	if (!t)
 		return;
+	tgid = task->tgid;
 	for (int i = 1; i < VI_NSYS; i++) {
 		__u32 c = vi_take(t, i);
 		struct mm_val *v;
