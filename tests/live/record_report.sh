@@ -8,9 +8,10 @@
 # agree with the live report: the same callers with the same contention
 # counts (to within the events either side counted as lost), the same
 # metrics.  Two sessions are two sets of BPF programs, so some numbers
-# legitimately differ and are compared loosely: each side's timestamps
-# include the other's handler (microseconds: only waits averaging >= 100 us
-# are compared, within 5 %), a caller row's lock type is its first wait's,
+# legitimately differ and are compared loosely: each side's wait can
+# include the other's contention_begin handler, up to ~42 us on a cold, deep
+# stack (docs/PERFORMANCE.md; only waits averaging >= 100 us are compared,
+# within 5 % plus 50 us a wait), a caller row's lock type is its first wait's,
 # and inferred VMA changes read map_count at each side's own moment (a row
 # on one side only must be rare against that syscall's calls; other metrics
 # agree within 1 %).  tests/live/test_record_live.c checks the exact property
@@ -93,7 +94,9 @@ for k in set(L) & set(R):
         bad("%s: contended live %d, file %d" % (k, a["contended"], b["contended"]))
     if a["avg_wait_ns"] >= 100000 and b["avg_wait_ns"] >= 100000:
         waits += 1
-        if abs(a["wait_total_ns"] - b["wait_total_ns"]) > 0.05 * a["wait_total_ns"]:
+        # Each wait on either side may hold the other session's handler.
+        allow = 0.05 * a["wait_total_ns"] + 50000 * min(a["contended"], b["contended"])
+        if abs(a["wait_total_ns"] - b["wait_total_ns"]) > allow:
             bad("%s: wait total live %d, file %d" % (k, a["wait_total_ns"],
                                                      b["wait_total_ns"]))
 if abs(live["totals"]["contended"] - rec["totals"]["contended"]) > slack:
