@@ -502,29 +502,37 @@ static int run_source(const char *name, double secs)
  * reclaimed by reclaim_pages() in the workload's own context, so the stock
  * vmscan tracepoint must account for exactly the pages the workload saw
  * leave the page cache (mincore after each pageout): normally all ITERS *
- * PAGES, less any page that was busy when reclaim came to it.
+ * PAGES, less any page that was busy when reclaim came to it.  Reclaim by
+ * someone else (kdamond, kswapd) can take one of them first: a second,
+ * system-wide source counts what others reclaimed in the same window, and
+ * only that much may be missing.
  */
 static void test_rmap_stock(void **state)
 {
 	char file[4096], line[512];
 	char *argv[] = { (char *)workload, "-f", file, "-m", "64", "-n", "20", "-w", "-c", NULL };
-	struct mms_stat rec, scanned, fail;
-	struct mms_options o;
-	struct mms_source *src;
-	struct mms_store *st;
+	struct mms_stat rec, scanned, fail, everyone;
+	struct mms_options o, o_all;
+	struct mms_source *src, *all;
+	struct mms_store *st, *st_all;
 	struct child c;
 	long iters = 0, pages = 0, resident = -1, dropped = -1;
+	uint64_t others;
 	char *s;
 
 	(void)state;
 	snprintf(file, sizeof(file), "%s/test_mm_sources.pageout", getenv("MESON_BUILD_ROOT") ?
 		 getenv("MESON_BUILD_ROOT") : ".");
+	mms_options_init(&o_all);
+	all = source_up(&mms_rmap_stock_ops, &o_all);
 	child_start(&c, argv, line, sizeof(line));
 	mms_options_init(&o);
 	o.pid = c.pid;
 	src = source_up(&mms_rmap_stock_ops, &o);
 	assert_int_equal(child_finish(&c, line, sizeof(line)), 0);
 	unlink(file);
+	st_all = drain_one(all);
+	everyone = metric(st_all, MMS_M_RMAP_STOCK_RECLAIM, -1, 0);
 	s = strstr(line, " iters=");
 	assert_non_null(s);
 	sscanf(s, " iters=%ld pages=%ld", &iters, &pages);
@@ -539,20 +547,27 @@ static void test_rmap_stock(void **state)
 	rec = metric(st, MMS_M_RMAP_STOCK_RECLAIM, -1, (uint32_t)c.pid);
 	scanned = metric(st, MMS_M_RMAP_STOCK_SCANNED, -1, (uint32_t)c.pid);
 	fail = metric(st, MMS_M_RMAP_STOCK_UNMAP_FAIL, -1, (uint32_t)c.pid);
+	others = everyone.total >= rec.total ? everyone.total - rec.total : 0;
 	printf("rmap-stock: %ld x MADV_PAGEOUT of %ld pages: %llu reclaim passes, %llu pages "
 	       "reclaimed, %llu scanned, %llu unmap failures, %ld resident at the end; the workload "
-	       "saw %ld pages dropped\n", iters, pages, (unsigned long long)rec.count,
-	       (unsigned long long)rec.total, (unsigned long long)scanned.total,
-	       (unsigned long long)fail.total, resident, dropped);
+	       "saw %ld pages dropped; others reclaimed %llu pages meanwhile\n", iters, pages,
+	       (unsigned long long)rec.count, (unsigned long long)rec.total,
+	       (unsigned long long)scanned.total, (unsigned long long)fail.total, resident, dropped,
+	       (unsigned long long)others);
 	fflush(stdout);
 	assert_int_equal(iters, 20);
 	assert_true(rec.count >= (uint64_t)iters);
 	assert_true(dropped > 0);
-	assert_int_equal(rec.total, (uint64_t)dropped);
+	/* The system-wide source saw at least what the filtered one saw. */
+	assert_true(everyone.total >= rec.total);
+	assert_true(rec.total <= (uint64_t)dropped);
+	assert_true((uint64_t)dropped - rec.total <= others);
 	assert_true(scanned.total >= rec.total);
 	assert_true(fail.total <= (uint64_t)(iters * pages - dropped));
 	mms_store_destroy(st);
+	mms_store_destroy(st_all);
 	mms_source_destroy(src);
+	mms_source_destroy(all);
 }
 
 /* The tracepoint reader follows a launched command into its children too. */
