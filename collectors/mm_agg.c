@@ -312,6 +312,8 @@ int mm_agg_drain(struct mm_agg *a, struct mms_store *st)
 	memset(a->metric_ids, 0, a->nr_names * sizeof(*a->metric_ids));
 	memset(a->task_ids, 0, TASK_IDS * sizeof(*a->task_ids));
 	grace_period();
+	if (a->flipped)
+		a->flipped(a);
 	/*
 	 * Entries are added as they are read and deleted after: after a
 	 * failure, what was not read yet is left for the next drain.

@@ -256,6 +256,11 @@ struct mm_agg {
 	 */
 	int (*decode)(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		      const struct mm_val *vals);
+	/*
+	 * Optional: called once per drain after the generation flipped and
+	 * running programs finished, before any entry of it is read.
+	 */
+	void (*flipped)(struct mm_agg *a);
 };
 
 /* Adds one row for k's process and sub under metric; 0 or -errno (-ENOSPC: interval full). */

@@ -58,6 +58,18 @@ struct {
 	__type(value, struct vi_task);
 } vi_tasks SEC(".maps");
 
+/*
+ * Processes that lived less than this (ns; user space sets it to the
+ * interval, 0: off) are announced in vi_exits when their last thread exits,
+ * so that user space can show them together by name instead of a row each.
+ */
+volatile __u64 vi_short_ns;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);	/* tgids: ~16k exits per interval */
+} vi_exits SEC(".maps");
+
 static __always_inline int vi_index(long nr)
 {
 	switch (nr) {
@@ -190,11 +202,25 @@ int vi_flush_all(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* A thread's last calls, before its storage goes. */
+/*
+ * A thread's last calls, before its storage goes; and, for the last thread
+ * of a short-lived process (do_exit() has counted it out of signal->live
+ * before this tracepoint), its tgid for user space.  A full ring only means
+ * the process keeps rows of its own.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(vi_task_exit, struct task_struct *p)
 {
+	__u64 short_ns = vi_short_ns;
+	__u32 tgid;
+
 	vi_flush(p);
+	if (!short_ns || p->signal->live.counter)
+		return 0;
+	if (bpf_ktime_get_ns() - p->group_leader->start_time >= short_ns)
+		return 0;
+	tgid = p->tgid;
+	bpf_ringbuf_output(&vi_exits, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

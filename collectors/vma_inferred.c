@@ -5,11 +5,14 @@
  * must show these as inferred, never as splits or merges.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "mm_agg.h"
 #include "vma_inferred.h"
@@ -18,10 +21,33 @@
 #include "mmscope/mm_metrics.h"
 #include "mmscope/sample.h"
 
+/* Names of short-lived processes: group n is the task MMS_TGID_SHORT + n. */
+#define VI_GROUPS 4096
+
+/* tgids of short-lived processes that exited, sorted. */
+struct vi_tgids {
+	uint32_t *v;
+	size_t nr, cap;
+	bool oom;
+};
+
 struct vi_priv {
 	struct vma_inferred *skel;
 	struct mm_agg agg;
 	bool agg_ready;
+	/*
+	 * System-wide, processes that lived less than an interval are shown
+	 * together per name (see MMS_TGID_SHORT).  Their exits arrive in
+	 * vi_exits; a process's last entries may be in the generation after
+	 * the one its exit was read with, so the last two drains' count.
+	 */
+	bool fold;
+	struct ring_buffer *exits;
+	struct vi_tgids dead[2];	/* [0] this drain's, [1] the one before */
+	char (*groups)[MM_COMM_LEN + 1];	/* open addressing by name, "" empty */
+	uint32_t *group_of;		/* slot -> group number + 1 */
+	uint32_t nr_groups;
+	struct timespec last_flip;
 };
 
 static const char *const vi_names[VI_NR] = {
@@ -39,11 +65,100 @@ static struct mms_stat delta_stat(const struct vi_delta *d)
 	return s;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int vi_exit_seen(void *ctx, void *data, size_t size)
+{
+	struct vi_tgids *d = ctx;
+
+	if (size < sizeof(uint32_t) || d->oom)
+		return 0;
+	if (d->nr == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 1024;
+		uint32_t *v = realloc(d->v, cap * sizeof(*v));
+
+		if (!v) {
+			d->oom = true;	/* those processes keep rows of their own */
+			return 0;
+		}
+		d->v = v;
+		d->cap = cap;
+	}
+	memcpy(&d->v[d->nr++], data, sizeof(uint32_t));
+	return 0;
+}
+
+static double since(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) * 1e9 + (double)(t1->tv_nsec - t0->tv_nsec);
+}
+
+/*
+ * After the flip: the exits announced up to now.  "Short-lived" is less
+ * than the interval just ended (the interval can change while running).
+ */
+static void vi_flipped(struct mm_agg *a)
+{
+	struct vi_priv *p = (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
+	struct vi_tgids t = p->dead[1];
+	struct timespec now;
+
+	p->dead[1] = p->dead[0];
+	p->dead[0] = t;
+	p->dead[0].nr = 0;
+	p->dead[0].oom = false;
+	ring_buffer__consume(p->exits);
+	qsort(p->dead[0].v, p->dead[0].nr, sizeof(uint32_t), cmp_u32);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->last_flip.tv_sec)
+		p->skel->bss->vi_short_ns = (uint64_t)since(&p->last_flip, &now);
+	p->last_flip = now;
+}
+
+static bool vi_dead(const struct vi_priv *p, uint32_t tgid)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->dead[i].nr &&
+		    bsearch(&tgid, p->dead[i].v, p->dead[i].nr, sizeof(uint32_t), cmp_u32))
+			return true;
+	return false;
+}
+
+/* The group task of short-lived processes named comm; 0 when the table is full. */
+static uint32_t vi_group(struct vi_priv *p, const char *comm)
+{
+	uint32_t h = 2166136261U;
+
+	for (const char *c = comm; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619U;
+	for (uint32_t n = 0; n < VI_GROUPS; n++, h++) {
+		uint32_t i = h & (VI_GROUPS - 1);
+
+		if (!p->group_of[i]) {
+			if (p->nr_groups >= VI_GROUPS / 2)
+				return 0;	/* keep probes short */
+			strcpy(p->groups[i], comm);
+			p->group_of[i] = ++p->nr_groups;
+		}
+		if (!strcmp(p->groups[i], comm))
+			return MMS_TGID_SHORT + p->group_of[i] - 1;
+	}
+	return 0;
+}
+
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
-static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *key,
 		     const struct mm_val *vals)
 {
+	struct vi_priv *p = (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
 	struct mms_stat calls = { 0 }, up = { 0 }, down = { 0 };
+	struct mm_key group = *key;
+	const struct mm_key *k = key;
 	char comm[MM_COMM_LEN + 1];
 	int err;
 
@@ -65,6 +180,11 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	calls.min = calls.max = 1;
 	calls.hist[0] = (uint32_t)calls.count;
 	mm_agg_comm(a, vals, comm);
+	if (p->fold && comm[0] && vi_dead(p, k->tgid)) {
+		group.tgid = vi_group(p, comm);
+		if (group.tgid)
+			k = &group;
+	}
 	err = mm_agg_emit(a, st, k, comm, VI_CALLS, &calls);
 	if (!err)
 		err = mm_agg_emit(a, st, k, comm, VI_UP, &up);
@@ -104,6 +224,17 @@ static int vi_prepare(struct mms_source *src)
 		return mm_bpf_fail(src, err, "setting up aggregation");
 	p->agg.decode = vi_decode;
 	p->agg_ready = true;
+	if (mm_filter_mode(src->opts) != MM_FILTER_ALL)
+		return 0;	/* followed processes keep their own rows */
+	p->groups = calloc(VI_GROUPS, sizeof(*p->groups));
+	p->group_of = calloc(VI_GROUPS, sizeof(*p->group_of));
+	p->exits = ring_buffer__new(bpf_map__fd(p->skel->maps.vi_exits), vi_exit_seen,
+				    &p->dead[0], NULL);
+	if (!p->groups || !p->group_of || !p->exits)
+		return 0;	/* every process keeps its own rows */
+	p->agg.flipped = vi_flipped;
+	p->skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
+	p->fold = true;
 	return 0;
 }
 
@@ -167,9 +298,14 @@ static void vi_destroy(struct mms_source *src)
 
 	if (!p)
 		return;
+	ring_buffer__free(p->exits);
 	vma_inferred__destroy(p->skel);
 	if (p->agg_ready)
 		mm_agg_finish(&p->agg);
+	free(p->dead[0].v);
+	free(p->dead[1].v);
+	free(p->groups);
+	free(p->group_of);
 	free(p);
 }
 

@@ -161,12 +161,16 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 	switch (mc->what) {
 	case MT_PID:
 		snprintf(buf, len, "%llu", (unsigned long long)r->key);
-		if (!r->key)
+		if (!r->key || (!m->cfg->by_sub && mms_tgid_short((uint32_t)r->key)))
 			snprintf(buf, len, "-");
 		break;
 	case MT_COMM:
-		snprintf(buf, len, "%s", !r->key ? "(system)" :
-			 t ? mms_store_get_str(env->st, t->comm_id) : "?");
+		if (!m->cfg->by_sub && r->key && mms_tgid_short((uint32_t)r->key))
+			snprintf(buf, len, "<%s>",
+				 t ? mms_store_get_str(env->st, t->comm_id) : "?");
+		else
+			snprintf(buf, len, "%s", !r->key ? "(system)" :
+				 t ? mms_store_get_str(env->st, t->comm_id) : "?");
 		break;
 	case MT_SUB:
 		if (!m->cfg->sub_name || !m->cfg->sub_name((uint32_t)r->key, buf, len))

@@ -158,6 +158,19 @@ static const char *proc_comm(const struct mms_store *st, uint32_t proc_id)
 	return t ? mms_store_get_str(st, t->comm_id) : "";
 }
 
+/* A metric row's pid and comm columns: "-" and "<comm>" for short-lived processes. */
+static void proc_cols(const struct mms_store *st, const struct metric_row *x, char *pid,
+		      size_t pid_len, char *comm, size_t comm_len)
+{
+	if (mms_tgid_short(x->tgid)) {
+		snprintf(pid, pid_len, "-");
+		snprintf(comm, comm_len, "<%s>", proc_comm(st, x->proc_id));
+		return;
+	}
+	snprintf(pid, pid_len, "%u", x->tgid);
+	snprintf(comm, comm_len, "%s", proc_comm(st, x->proc_id));
+}
+
 static const char *last_col_name(enum mms_group by)
 {
 	switch (by) {
@@ -304,7 +317,7 @@ static void text_metrics(FILE *f, const struct mms_store *st, const struct metri
 		const char *name = mms_store_get_str(st, mr->rows[i].metric_id);
 		struct mms_stat all = { 0 };
 		size_t j = i, n = 0;
-		char sub[32], pid[16];
+		char sub[32], pid[16], comm[32];
 
 		/* Rows are sorted by metric, sub, tgid: one group at a time. */
 		while (j < mr->nr && mr->rows[j].metric_id == mr->rows[i].metric_id &&
@@ -314,19 +327,17 @@ static void text_metrics(FILE *f, const struct mms_store *st, const struct metri
 		}
 		sub_label(name, mr->rows[i].sub, sub, sizeof(sub));
 		if (n == 1) {
-			snprintf(pid, sizeof(pid), "%u", grp[0]->tgid);
+			proc_cols(st, grp[0], pid, sizeof(pid), comm, sizeof(comm));
 			text_metric_line(f, name, name, sub, grp[0]->tgid ? pid : "-",
-					 grp[0]->tgid ? proc_comm(st, grp[0]->proc_id) : "(system)",
-					 &grp[0]->stat, secs);
+					 grp[0]->tgid ? comm : "(system)", &grp[0]->stat, secs);
 			i = j;
 			continue;
 		}
 		text_metric_line(f, name, name, sub, "-", "(all)", &all, secs);
 		qsort(grp, n, sizeof(*grp), cmp_count_desc);
 		for (size_t k = 0; k < n && (int)k < top; k++) {
-			snprintf(pid, sizeof(pid), "%u", grp[k]->tgid);
-			text_metric_line(f, name, "", "", pid, proc_comm(st, grp[k]->proc_id),
-					 &grp[k]->stat, secs);
+			proc_cols(st, grp[k], pid, sizeof(pid), comm, sizeof(comm));
+			text_metric_line(f, name, "", "", pid, comm, &grp[k]->stat, secs);
 		}
 		if (n > (size_t)top)
 			fprintf(f, "%-26s %-14s %8s %zu more processes (--json lists them)\n", "", "",
@@ -481,8 +492,9 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
 		json_str(f, mms_store_get_str(st, x->metric_id));
 		sub_label(mms_store_get_str(st, x->metric_id), x->sub, sub, sizeof(sub));
-		fprintf(f, ", \"sub\": %u, \"detail\": \"%s\", \"pid\": %u, \"comm\": ", x->sub,
-			sub, x->tgid);
+		fprintf(f, ", \"sub\": %u, \"detail\": \"%s\", \"pid\": %u, \"short_lived\": %s, "
+			"\"comm\": ", x->sub, sub, mms_tgid_short(x->tgid) ? 0 : x->tgid,
+			mms_tgid_short(x->tgid) ? "true" : "false");
 		json_str(f, x->tgid ? proc_comm(st, x->proc_id) : "");
 		fprintf(f, ", \"count\": %llu, \"total\": %llu, \"min\": %llu, \"max\": %llu, "
 			"\"per_sec\": %.3f}", (unsigned long long)x->stat.count,

@@ -63,6 +63,20 @@ struct mms_lock_sample {
 };
 
 /*
+ * Processes that lived less than an interval (a fork+exec loop makes a
+ * thousand a second) are shown together, one entry per name: the task of
+ * such a group has tgid == tid == MMS_TGID_SHORT + n, above any real pid
+ * (PID_MAX_LIMIT is 4M), and the processes' name as comm.  Views show it as
+ * "<comm>" without a pid, as atop shows exited processes.
+ */
+#define MMS_TGID_SHORT 0x80000000U
+
+static inline bool mms_tgid_short(uint32_t tgid)
+{
+	return tgid >= MMS_TGID_SHORT;
+}
+
+/*
  * One metric aggregate: "mmap_lock.wait.write" of process 42, "vma.split",
  * "rmap.batch" of folio order 9 ...  Counters use count only.
  */
