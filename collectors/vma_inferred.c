@@ -113,7 +113,8 @@ static void vi_flipped(struct mm_agg *a)
 	p->dead[0].nr = 0;
 	p->dead[0].oom = false;
 	ring_buffer__consume(p->exits);
-	qsort(p->dead[0].v, p->dead[0].nr, sizeof(uint32_t), cmp_u32);
+	if (p->dead[0].nr)
+		qsort(p->dead[0].v, p->dead[0].nr, sizeof(uint32_t), cmp_u32);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (p->last_flip.tv_sec)
 		p->skel->bss->vi_short_ns = (uint64_t)since(&p->last_flip, &now);
