@@ -102,6 +102,10 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 		if (fs->source[0])
 			printf("%s (%s)%s%s\n", fs->source, fs->backend, fs->why[0] ? "; " : "",
 			       fs->why);
+		else if (f == MMS_FAM_MMAP_LOCK && in->fam[MMS_FAM_LOCK].source[0] &&
+			 !strncmp(fs->why, "switched off", strlen("switched off")))
+			printf("waits from the lock source; hold times switched off "
+			       "(--mmap-hold)\n");
 		else
 			printf("none: %s\n", fs->why[0] ? fs->why : "not recorded");
 	}

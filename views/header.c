@@ -60,7 +60,17 @@ static void line_title(const struct mms_header *hd, const struct mms_view_env *e
 	}
 }
 
-/* "lock bpf  mmap_lock -  vma unavailable: why ..." with the whys sharing the room left. */
+/*
+ * mmap_lock without hold-time mode: its waits still come from the lock
+ * source, so the family works, for waits ("switched off" is the hold mode).
+ */
+static bool waits_only(const struct mms_header *hd, int f)
+{
+	return f == MMS_FAM_MMAP_LOCK && hd->fam[MMS_FAM_LOCK].source &&
+	       !strncmp(hd->fam[f].why, "switched off", strlen("switched off"));
+}
+
+/* "lock bpf  mmap_lock waits  vma unavailable: why ..." with the whys sharing the room left. */
 static void line_sources(const struct mms_header *hd, struct mms_canvas *c, int y)
 {
 	static const char *const names[MMS_FAM_NR] = { "lock", "mmap_lock", "vma", "rmap" };
@@ -72,20 +82,25 @@ static void line_sources(const struct mms_header *hd, struct mms_canvas *c, int 
 		return;
 	}
 	for (int f = 0; f < MMS_FAM_NR; f++)
-		if (!hd->fam[f].source)
+		if (!hd->fam[f].source && !waits_only(hd, f))
 			nr_bad++;
 	/* Room left after the working ones, shared by the unavailable ones. */
 	room = c->w - x;
 	for (int f = 0; f < MMS_FAM_NR; f++)
 		room -= (int)strlen(names[f]) + 2 +
 			(hd->fam[f].source ? (int)strlen(hd->fam[f].backend ? hd->fam[f].backend
-								      : "?") : 0);
+								      : "?") :
+			 waits_only(hd, f) ? (int)strlen("waits") : 0);
 	for (int f = 0; f < MMS_FAM_NR; f++) {
 		const struct mms_family_status *fs = &hd->fam[f];
 
 		x = seg(c, x, y, MMS_ROLE_NORMAL, names[f]);
 		if (fs->source) {
 			x = seg(c, x, y, MMS_ROLE_GOOD, fs->backend ? fs->backend : "?") + 1;
+			continue;
+		}
+		if (waits_only(hd, f)) {
+			x = seg(c, x, y, MMS_ROLE_GOOD, "waits") + 1;
 			continue;
 		}
 		snprintf(buf, sizeof(buf), "unavailable: %s", fs->why[0] ? fs->why : "?");

@@ -61,6 +61,9 @@ grep -q "no lock contention source works" "$dir/record.err" && skip "no lock sou
 "$mmscope" info "$f" >"$dir/info.txt" || fail "info failed"
 cat "$dir/info.txt"
 grep -q '^status      complete' "$dir/info.txt" || fail "recording not complete"
+# Recorded without --mmap-hold: mmap_lock waits are still there, from the lock source.
+grep -q '^ *mmap_lock: waits from the lock source; hold times switched off' "$dir/info.txt" ||
+	fail "info does not say where mmap_lock waits come from"
 "$mmscope" info --json "$f" >"$dir/info.json" || fail "info --json failed"
 python3 "$here/../replay/mmsrec.py" "$f" >"$dir/indep.json" || fail "independent reader failed"
 

@@ -353,6 +353,39 @@ static void test_header(void **state)
 	mms_canvas_destroy(c);
 }
 
+/*
+ * The sources line: mmap_lock without hold-time mode still has its waits
+ * (from the lock source); without a lock source it has nothing.
+ */
+static void test_header_sources(void **state)
+{
+	struct fixture *f = *state;
+	struct mms_session_info info = { .host = "vm", .kernel = "6.18", .target = "system" };
+	uint64_t lost[MMS_LOST_NR] = { 0 };
+	struct mms_family_status fam[MMS_FAM_NR] = {
+		[MMS_FAM_LOCK] = { .source = "lock-bpf", .backend = "bpf" },
+		[MMS_FAM_VMA] = { .source = "vma-inferred", .backend = "inferred" },
+	};
+	struct mms_header hd = { .info = &info, .lost = lost, .interval_ms = 1000, .fam = fam };
+	struct mms_view_env env;
+	struct mms_canvas *c;
+
+	snprintf(fam[MMS_FAM_MMAP_LOCK].why, sizeof(fam[0].why), "switched off");
+	snprintf(fam[MMS_FAM_RMAP].why, sizeof(fam[0].why), "no rmap:try_to_unmap_batch");
+	assert_int_equal(mms_canvas_create(120, 3, false, &c), 0);
+	mms_view_env_init(&env, f->st, -1, MMS_RANGE_INTERVAL);
+	assert_int_equal(mms_header_draw(&hd, &env, c, 0, 3), 3);
+	assert_string_equal(line(c, 1), "sources lock bpf  mmap_lock waits  vma inferred  "
+			    "rmap unavailable: no rmap:try_to_unmap_batch");
+	fam[MMS_FAM_LOCK].source = NULL;
+	snprintf(fam[MMS_FAM_LOCK].why, sizeof(fam[0].why), "switched off");
+	mms_canvas_clear(c);
+	assert_int_equal(mms_header_draw(&hd, &env, c, 0, 3), 3);
+	assert_non_null(strstr(line(c, 1), "lock unavailable: switched"));
+	assert_non_null(strstr(line(c, 1), "mmap_lock unavailable: switched"));
+	mms_canvas_destroy(c);
+}
+
 int main(void)
 {
 	/* As the TUI does: wcwidth() must know the glyphs of a UTF-8 canvas. */
@@ -364,6 +397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mm_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_sources, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
