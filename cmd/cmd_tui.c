@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mmscope/format.h"
@@ -337,6 +338,10 @@ int mms_cmd_replay(struct mms_cli *cli)
 			"before it\n", cli->files[0], (unsigned long long)ri->damaged_at,
 			ri->damage);
 	if (mms_tui_term_claim(&term, err, sizeof(err))) {
+		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+			snprintf(err, sizeof(err), "replay needs a terminal on stdin and stdout; "
+				 "for text output use 'mmscope report %s' or 'mmscope info %s'",
+				 cli->files[0], cli->files[0]);
 		fprintf(stderr, "mmscope: %s\n", err);
 		mms_source_destroy(src);
 		return MMS_EXIT_FAIL;

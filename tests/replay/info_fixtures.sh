@@ -86,4 +86,8 @@ grep -q "cannot open $dir/missing.mmscope: No such file or directory" "$dir/err"
 mms report --by lock --percentiles --stacks "$demo" >"$dir/report.txt" 2>&1 ||
 	fail "demo: report failed: $(cat "$dir/report.txt")"
 grep -Eq "rwsem +mmap_lock \([0-9]+ mmap_churn\)" "$dir/report.txt" || fail "demo: no mm lock in the report"
+# Without a terminal, replay says what to run instead, for this file.
+mms replay "$demo" </dev/null >"$dir/replay.out" 2>&1 && fail "replay without a terminal exited 0"
+grep -q "replay needs a terminal.*mmscope report $demo" "$dir/replay.out" ||
+	fail "replay without a terminal: $(cat "$dir/replay.out")"
 echo "PASS: $n fixtures and the demo"
