@@ -313,7 +313,7 @@ int mm_agg_drain(struct mm_agg *a, struct mms_store *st)
 	memset(a->task_ids, 0, TASK_IDS * sizeof(*a->task_ids));
 	grace_period();
 	if (a->flipped)
-		a->flipped(a);
+		a->flipped(a, st);
 	/*
 	 * Entries are added as they are read and deleted after: after a
 	 * failure, what was not read yet is left for the next drain.

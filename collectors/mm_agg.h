@@ -260,7 +260,7 @@ struct mm_agg {
 	 * Optional: called once per drain after the generation flipped and
 	 * running programs finished, before any entry of it is read.
 	 */
-	void (*flipped)(struct mm_agg *a);
+	void (*flipped)(struct mm_agg *a, struct mms_store *st);
 };
 
 /* Adds one row for k's process and sub under metric; 0 or -errno (-ENOSPC: interval full). */

@@ -18,6 +18,7 @@
 #include "vma_inferred.h"
 
 #define TS_COMPAT 0x0002	/* x86: a 32-bit syscall is running (other numbers) */
+#define PF_KTHREAD 0x00200000
 
 /* The VMA syscalls as small indexes (0: not one), for the per-task counts. */
 enum {
@@ -212,15 +213,17 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(vi_task_exit, struct task_struct *p)
 {
 	__u64 short_ns = vi_short_ns;
-	__u32 tgid;
+	struct vi_exit e = {};
 
 	vi_flush(p);
-	if (!short_ns || p->signal->live.counter)
+	if (!short_ns || p->signal->live.counter || (p->flags & PF_KTHREAD))
 		return 0;
 	if (bpf_ktime_get_ns() - p->group_leader->start_time >= short_ns)
 		return 0;
-	tgid = p->tgid;
-	bpf_ringbuf_output(&vi_exits, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);
+	e.tgid = p->tgid;
+	/* The name its rows carry: the group leader's, as mm_agg_get_task takes it. */
+	bpf_probe_read_kernel_str(e.comm, sizeof(e.comm), p->group_leader->comm);
+	bpf_ringbuf_output(&vi_exits, &e, sizeof(e), BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

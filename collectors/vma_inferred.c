@@ -24,9 +24,9 @@
 /* Names of short-lived processes: group n is the task MMS_TGID_SHORT + n. */
 #define VI_GROUPS 4096
 
-/* tgids of short-lived processes that exited, sorted. */
+/* Short-lived processes that exited, sorted by tgid. */
 struct vi_tgids {
-	uint32_t *v;
+	struct vi_exit *v;
 	size_t nr, cap;
 	bool oom;
 };
@@ -46,6 +46,8 @@ struct vi_priv {
 	struct vi_tgids dead[2];	/* [0] this drain's, [1] the one before */
 	char (*groups)[MM_COMM_LEN + 1];	/* open addressing by name, "" empty */
 	uint32_t *group_of;		/* slot -> group number + 1 */
+	uint32_t *group_slot;		/* group number -> slot */
+	uint32_t *group_exits;		/* group number -> exits this drain */
 	uint32_t nr_groups;
 	struct timespec last_flip;
 };
@@ -54,6 +56,7 @@ static const char *const vi_names[VI_NR] = {
 	[VI_CALLS] = MMS_M_VMA_INFERRED_CALLS,
 	[VI_UP] = MMS_M_VMA_INFERRED_UP,
 	[VI_DOWN] = MMS_M_VMA_INFERRED_DOWN,
+	[VI_SHORT] = MMS_M_VMA_INFERRED_SHORT,
 };
 
 static struct mms_stat delta_stat(const struct vi_delta *d)
@@ -65,6 +68,7 @@ static struct mms_stat delta_stat(const struct vi_delta *d)
 	return s;
 }
 
+/* Compares tgids: a bare one (the key) or a struct vi_exit's first member. */
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -76,11 +80,11 @@ static int vi_exit_seen(void *ctx, void *data, size_t size)
 {
 	struct vi_tgids *d = ctx;
 
-	if (size < sizeof(uint32_t) || d->oom)
+	if (size < sizeof(struct vi_exit) || d->oom)
 		return 0;
 	if (d->nr == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 1024;
-		uint32_t *v = realloc(d->v, cap * sizeof(*v));
+		struct vi_exit *v = realloc(d->v, cap * sizeof(*v));
 
 		if (!v) {
 			d->oom = true;	/* those processes keep rows of their own */
@@ -89,7 +93,8 @@ static int vi_exit_seen(void *ctx, void *data, size_t size)
 		d->v = v;
 		d->cap = cap;
 	}
-	memcpy(&d->v[d->nr++], data, sizeof(uint32_t));
+	memcpy(&d->v[d->nr], data, sizeof(struct vi_exit));
+	d->v[d->nr++].comm[sizeof(d->v[0].comm) - 1] = 0;
 	return 0;
 }
 
@@ -99,10 +104,37 @@ static double since(const struct timespec *t0, const struct timespec *t1)
 }
 
 /*
- * After the flip: the exits announced up to now.  "Short-lived" is less
- * than the interval just ended (the interval can change while running).
+ * The group of short-lived processes named comm (its task is
+ * MMS_TGID_SHORT + the number returned); -1 when the table is full.
  */
-static void vi_flipped(struct mm_agg *a)
+static int vi_group(struct vi_priv *p, const char *comm)
+{
+	uint32_t h = 2166136261U;
+
+	for (const char *c = comm; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619U;
+	for (uint32_t n = 0; n < VI_GROUPS; n++, h++) {
+		uint32_t i = h & (VI_GROUPS - 1);
+
+		if (!p->group_of[i]) {
+			if (p->nr_groups >= VI_GROUPS / 2)
+				return -1;	/* keep probes short */
+			strcpy(p->groups[i], comm);
+			p->group_slot[p->nr_groups] = i;
+			p->group_of[i] = ++p->nr_groups;
+		}
+		if (!strcmp(p->groups[i], comm))
+			return (int)p->group_of[i] - 1;
+	}
+	return -1;
+}
+
+/*
+ * After the flip: the exits announced up to now, and how many processes
+ * each group lost in the interval.  "Short-lived" is less than the
+ * interval just ended (the interval can change while running).
+ */
+static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
 	struct vi_priv *p = (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
 	struct vi_tgids t = p->dead[1];
@@ -114,7 +146,25 @@ static void vi_flipped(struct mm_agg *a)
 	p->dead[0].oom = false;
 	ring_buffer__consume(p->exits);
 	if (p->dead[0].nr)
-		qsort(p->dead[0].v, p->dead[0].nr, sizeof(uint32_t), cmp_u32);
+		qsort(p->dead[0].v, p->dead[0].nr, sizeof(struct vi_exit), cmp_u32);
+	for (size_t i = 0; i < p->dead[0].nr; i++) {
+		int g = vi_group(p, p->dead[0].v[i].comm);
+
+		if (g >= 0)
+			p->group_exits[g]++;
+	}
+	for (uint32_t g = 0; g < p->nr_groups; g++) {
+		struct mm_key k = { .tgid = MMS_TGID_SHORT + g };
+		uint32_t n = p->group_exits[g];
+		struct mms_stat s = { .count = n, .total = n, .min = 1, .max = 1 };
+
+		if (!n)
+			continue;
+		s.hist[0] = n;
+		p->group_exits[g] = 0;
+		/* No room in the interval: the count is lost, the rows are not. */
+		mm_agg_emit(a, st, &k, p->groups[p->group_slot[g]], VI_SHORT, &s);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (p->last_flip.tv_sec)
 		p->skel->bss->vi_short_ns = (uint64_t)since(&p->last_flip, &now);
@@ -125,32 +175,11 @@ static bool vi_dead(const struct vi_priv *p, uint32_t tgid)
 {
 	for (int i = 0; i < 2; i++)
 		if (p->dead[i].nr &&
-		    bsearch(&tgid, p->dead[i].v, p->dead[i].nr, sizeof(uint32_t), cmp_u32))
+		    bsearch(&tgid, p->dead[i].v, p->dead[i].nr, sizeof(struct vi_exit), cmp_u32))
 			return true;
 	return false;
 }
 
-/* The group task of short-lived processes named comm; 0 when the table is full. */
-static uint32_t vi_group(struct vi_priv *p, const char *comm)
-{
-	uint32_t h = 2166136261U;
-
-	for (const char *c = comm; *c; c++)
-		h = (h ^ (uint8_t)*c) * 16777619U;
-	for (uint32_t n = 0; n < VI_GROUPS; n++, h++) {
-		uint32_t i = h & (VI_GROUPS - 1);
-
-		if (!p->group_of[i]) {
-			if (p->nr_groups >= VI_GROUPS / 2)
-				return 0;	/* keep probes short */
-			strcpy(p->groups[i], comm);
-			p->group_of[i] = ++p->nr_groups;
-		}
-		if (!strcmp(p->groups[i], comm))
-			return MMS_TGID_SHORT + p->group_of[i] - 1;
-	}
-	return 0;
-}
 
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
 static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *key,
@@ -182,9 +211,12 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	calls.hist[0] = (uint32_t)calls.count;
 	mm_agg_comm(a, vals, comm);
 	if (p->fold && comm[0] && vi_dead(p, k->tgid)) {
-		group.tgid = vi_group(p, comm);
-		if (group.tgid)
+		int g = vi_group(p, comm);
+
+		if (g >= 0) {
+			group.tgid = MMS_TGID_SHORT + (uint32_t)g;
 			k = &group;
+		}
 	}
 	err = mm_agg_emit(a, st, k, comm, VI_CALLS, &calls);
 	if (!err)
@@ -229,9 +261,11 @@ static int vi_prepare(struct mms_source *src)
 		return 0;	/* followed processes keep their own rows */
 	p->groups = calloc(VI_GROUPS, sizeof(*p->groups));
 	p->group_of = calloc(VI_GROUPS, sizeof(*p->group_of));
+	p->group_slot = calloc(VI_GROUPS / 2, sizeof(*p->group_slot));
+	p->group_exits = calloc(VI_GROUPS / 2, sizeof(*p->group_exits));
 	p->exits = ring_buffer__new(bpf_map__fd(p->skel->maps.vi_exits), vi_exit_seen,
 				    &p->dead[0], NULL);
-	if (!p->groups || !p->group_of || !p->exits)
+	if (!p->groups || !p->group_of || !p->group_slot || !p->group_exits || !p->exits)
 		return 0;	/* every process keeps its own rows */
 	p->agg.flipped = vi_flipped;
 	p->skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
@@ -307,6 +341,8 @@ static void vi_destroy(struct mms_source *src)
 	free(p->dead[1].v);
 	free(p->groups);
 	free(p->group_of);
+	free(p->group_slot);
+	free(p->group_exits);
 	free(p);
 }
 

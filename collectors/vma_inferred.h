@@ -14,6 +14,7 @@ enum vi_metric {
 	VI_CALLS,
 	VI_UP,
 	VI_DOWN,
+	VI_SHORT,	/* processes of a short-lived group (user space only) */
 	VI_NR,
 	VI_SYSCALL = VI_NR,	/* the BPF side's folded key (never in the store) */
 };
@@ -24,6 +25,12 @@ enum vi_metric {
  * a real count's slot unless that limit was raised.
  */
 #define VI_HIST 16
+
+/* vi_exits: a short-lived process's last thread exited. */
+struct vi_exit {
+	__u32 tgid;
+	char comm[16];
+};
 
 struct vi_delta {
 	__u64 sum;

@@ -165,10 +165,16 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			snprintf(buf, len, "-");
 		break;
 	case MT_COMM:
-		if (!m->cfg->by_sub && r->key && mms_tgid_short((uint32_t)r->key))
-			snprintf(buf, len, "<%s>",
-				 t ? mms_store_get_str(env->st, t->comm_id) : "?");
-		else
+		if (!m->cfg->by_sub && r->key && mms_tgid_short((uint32_t)r->key)) {
+			char rate[32] = "";
+
+			if (m->cfg->group_procs && r->s[m->cfg->group_procs - 1].count)
+				vu_fmt_rate(rate, sizeof(rate), r->s[m->cfg->group_procs - 1].count,
+					    env->secs);
+			snprintf(buf, len, "<%s>%s%s%s",
+				 t ? mms_store_get_str(env->st, t->comm_id) : "?", rate[0] ? " " : "",
+				 rate, rate[0] ? " procs/s" : "");
+		} else
 			snprintf(buf, len, "%s", !r->key ? "(system)" :
 				 t ? mms_store_get_str(env->st, t->comm_id) : "?");
 		break;

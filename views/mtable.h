@@ -49,6 +49,8 @@ struct mtable_cfg {
 	uint32_t spark_metrics;	/* bit i: metric i's count goes into the sparkline */
 	bool spark_totals;	/* sum values instead of counts */
 	const char *noun;
+	/* Metric index + 1 whose count is a short-lived group's processes (0: none). */
+	int group_procs;
 };
 
 struct mtable;

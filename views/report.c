@@ -242,7 +242,9 @@ static void sub_label(const char *metric, uint32_t sub, char *buf, size_t len)
 {
 	const char *sc;
 
-	if (!strncmp(metric, "vma.inferred.", 13)) {
+	if (!strcmp(metric, MMS_M_VMA_INFERRED_SHORT)) {
+		snprintf(buf, len, "processes");
+	} else if (!strncmp(metric, "vma.inferred.", 13)) {
 		sc = mms_vma_syscall_name(sub);
 		if (sc)
 			snprintf(buf, len, "%s", sc);

@@ -57,12 +57,13 @@ static const struct mtable_cfg measured = {
 	.noun = "processes",
 };
 
-enum { I_CALLS, I_UP, I_DOWN, I_NR };
+enum { I_CALLS, I_UP, I_DOWN, I_SHORT, I_NR };
 
 static const struct mt_metric inferred_metrics[I_NR] = {
 	[I_CALLS] = { MMS_M_VMA_INFERRED_CALLS, 0, 0 },
 	[I_UP] = { MMS_M_VMA_INFERRED_UP, 0, 0 },
 	[I_DOWN] = { MMS_M_VMA_INFERRED_DOWN, 0, 0 },
+	[I_SHORT] = { MMS_M_VMA_INFERRED_SHORT, 0, 0 },
 };
 
 static const struct mms_column inferred_cols[] = {
@@ -92,6 +93,7 @@ static const struct mtable_cfg inferred = {
 	.spark_metrics = 1U << I_UP | 1U << I_DOWN,
 	.spark_totals = true,
 	.noun = "processes",
+	.group_procs = I_SHORT + 1,
 };
 
 #define MAX_SYSCALLS 16

@@ -111,10 +111,13 @@ static inline const char *mms_vma_origin_name(unsigned int origin)
  *   vma.inferred.calls  value 1 per call; sub = syscall number
  *   vma.inferred.up     value = map_count increase of one call; sub = nr
  *   vma.inferred.down   value = map_count decrease of one call; sub = nr
+ *   vma.inferred.short_lived  value 1 per process of a short-lived group
+ *                       (MMS_TGID_SHORT) that exited in the interval; sub 0
  */
 #define MMS_M_VMA_INFERRED_CALLS "vma.inferred.calls"
 #define MMS_M_VMA_INFERRED_UP "vma.inferred.up"
 #define MMS_M_VMA_INFERRED_DOWN "vma.inferred.down"
+#define MMS_M_VMA_INFERRED_SHORT "vma.inferred.short_lived"
 
 /* The syscalls measured, as X(x86_64 number, name); the BPF side uses it too. */
 #define MMS_VMA_SYSCALLS(X) \

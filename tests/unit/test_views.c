@@ -279,6 +279,7 @@ static void test_mm_views(void **state)
 		[MMS_FAM_RMAP] = { .source = "rmap-tp", .backend = "tracepoint" },
 	};
 	uint32_t proc = mms_store_task(f->st, 42, 42, "stress-ng");
+	uint32_t group = mms_store_task(f->st, MMS_TGID_SHORT, MMS_TGID_SHORT, "cc1");
 	struct mms_view_env env;
 	struct mms_canvas *c;
 	char *t;
@@ -292,6 +293,9 @@ static void test_mm_views(void **state)
 	/* 10 mprotect calls, each adding 2 VMAs. */
 	add_metric(f->st, proc, MMS_M_VMA_INFERRED_CALLS, 10, 1, 10);
 	add_metric(f->st, proc, MMS_M_VMA_INFERRED_UP, 10, 2, 10);
+	/* 5 short-lived processes named cc1, 3 mmap calls between them. */
+	add_metric(f->st, group, MMS_M_VMA_INFERRED_CALLS, 9, 1, 3);
+	add_metric(f->st, group, MMS_M_VMA_INFERRED_SHORT, 0, 1, 5);
 	add_metric(f->st, proc, MMS_M_MMAP_WAIT_WRITE, 0, 3000000, 5);
 	assert_int_equal(mms_store_commit(f->st, 2 * SEC, 0), 0);
 	assert_int_equal(mms_canvas_create(120, 30, false, &c), 0);
@@ -319,6 +323,9 @@ static void test_mm_views(void **state)
 		snprintf(want, sizeof(want), "\n%-16s %8s %8s %8s\n", "mprotect", "5", "10", "0");
 		assert_non_null(strstr(t, want));
 	}
+	/* The group: no pid, its name in <>, its processes a second. */
+	assert_non_null(strstr(t, "      - <cc1> 2.5 procs/s "));
+	assert_non_null(strstr(t, "     42 stress-ng "));
 	free(t);
 	view("VMA")->destroy(priv);
 
