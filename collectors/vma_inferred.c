@@ -59,6 +59,11 @@ static const char *const vi_names[VI_NR] = {
 	[VI_SHORT] = MMS_M_VMA_INFERRED_SHORT,
 };
 
+static struct vi_priv *vi_of(struct mm_agg *a)
+{
+	return (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
+}
+
 static struct mms_stat delta_stat(const struct vi_delta *d)
 {
 	struct mms_stat s = { .count = d->n, .total = d->sum, .min = d->min, .max = d->max };
@@ -136,7 +141,7 @@ static int vi_group(struct vi_priv *p, const char *comm)
  */
 static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
-	struct vi_priv *p = (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
+	struct vi_priv *p = vi_of(a);
 	struct vi_tgids t = p->dead[1];
 	struct timespec now;
 
@@ -180,12 +185,11 @@ static bool vi_dead(const struct vi_priv *p, uint32_t tgid)
 	return false;
 }
 
-
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
 static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *key,
 		     const struct mm_val *vals)
 {
-	struct vi_priv *p = (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
+	struct vi_priv *p = vi_of(a);
 	struct mms_stat calls = { 0 }, up = { 0 }, down = { 0 };
 	struct mm_key group = *key;
 	const struct mm_key *k = key;
