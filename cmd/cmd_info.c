@@ -102,8 +102,7 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 		if (fs->source[0])
 			printf("%s (%s)%s%s\n", fs->source, fs->backend, fs->why[0] ? "; " : "",
 			       fs->why);
-		else if (f == MMS_FAM_MMAP_LOCK && in->fam[MMS_FAM_LOCK].source[0] &&
-			 !strncmp(fs->why, "switched off", strlen("switched off")))
+		else if (mms_mmap_waits_only(f, in->fam[MMS_FAM_LOCK].source[0], fs->why))
 			printf("waits from the lock source; hold times switched off "
 			       "(--mmap-hold)\n");
 		else

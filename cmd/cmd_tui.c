@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "mmscope/format.h"
@@ -337,8 +336,9 @@ int mms_cmd_replay(struct mms_cli *cli)
 		fprintf(stderr, "mmscope: %s is damaged at byte %llu (%s): replaying what is "
 			"before it\n", cli->files[0], (unsigned long long)ri->damaged_at,
 			ri->damage);
-	if (mms_tui_term_claim(&term, err, sizeof(err))) {
-		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+	e = mms_tui_term_claim(&term, err, sizeof(err));
+	if (e) {
+		if (e == -ENOTTY)
 			snprintf(err, sizeof(err), "replay needs a terminal on stdin and stdout; "
 				 "for text output use 'mmscope report %s' or 'mmscope info %s'",
 				 cli->files[0], cli->files[0]);

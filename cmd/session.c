@@ -211,7 +211,7 @@ static void open_family(struct mms_session *s, enum mms_metric_family f)
 			used = sizeof(st->why) - 1;
 	}
 	if (!st->why[0])
-		snprintf(st->why, sizeof(st->why), "switched off");
+		snprintf(st->why, sizeof(st->why), MMS_WHY_OFF);
 }
 
 static int setup_fds(struct mms_session *s, char *errbuf, size_t errlen)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,8 +22,19 @@
 #include "mmscope/mm_metrics.h"
 #include "mmscope/sample.h"
 
-/* Names of short-lived processes: group n is the task MMS_TGID_SHORT + n. */
-#define VI_GROUPS 4096
+/*
+ * Names of short-lived processes: group n is the task MMS_TGID_SHORT + n.
+ * An open-addressing index by name, kept at most half full.
+ */
+#define VI_GROUP_SLOTS 4096
+#define VI_GROUPS (VI_GROUP_SLOTS / 2)
+
+struct vi_groups {
+	uint32_t slot[VI_GROUP_SLOTS];	/* group number + 1, 0: empty */
+	char name[VI_GROUPS][MM_COMM_LEN + 1];
+	uint32_t exits[VI_GROUPS];	/* processes that exited this drain */
+	uint32_t nr;
+};
 
 /* Short-lived processes that exited, sorted by tgid. */
 struct vi_tgids {
@@ -44,12 +56,8 @@ struct vi_priv {
 	bool fold;
 	struct ring_buffer *exits;
 	struct vi_tgids dead[2];	/* [0] this drain's, [1] the one before */
-	char (*groups)[MM_COMM_LEN + 1];	/* open addressing by name, "" empty */
-	uint32_t *group_of;		/* slot -> group number + 1 */
-	uint32_t *group_slot;		/* group number -> slot */
-	uint32_t *group_exits;		/* group number -> exits this drain */
-	uint32_t nr_groups;
-	struct timespec last_flip;
+	struct vi_groups *groups;
+	uint64_t last_flip;		/* CLOCK_MONOTONIC ns */
 };
 
 static const char *const vi_names[VI_NR] = {
@@ -103,35 +111,28 @@ static int vi_exit_seen(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static double since(const struct timespec *t0, const struct timespec *t1)
-{
-	return (double)(t1->tv_sec - t0->tv_sec) * 1e9 + (double)(t1->tv_nsec - t0->tv_nsec);
-}
-
 /*
  * The group of short-lived processes named comm (its task is
  * MMS_TGID_SHORT + the number returned); -1 when the table is full.
  */
-static int vi_group(struct vi_priv *p, const char *comm)
+static int vi_group(struct vi_groups *g, const char *comm)
 {
 	uint32_t h = 2166136261U;
 
 	for (const char *c = comm; *c; c++)
 		h = (h ^ (uint8_t)*c) * 16777619U;
-	for (uint32_t n = 0; n < VI_GROUPS; n++, h++) {
-		uint32_t i = h & (VI_GROUPS - 1);
+	for (;; h++) {
+		uint32_t *slot = &g->slot[h & (VI_GROUP_SLOTS - 1)];
 
-		if (!p->group_of[i]) {
-			if (p->nr_groups >= VI_GROUPS / 2)
-				return -1;	/* keep probes short */
-			strcpy(p->groups[i], comm);
-			p->group_slot[p->nr_groups] = i;
-			p->group_of[i] = ++p->nr_groups;
+		if (!*slot) {
+			if (g->nr == VI_GROUPS)
+				return -1;
+			snprintf(g->name[g->nr], sizeof(g->name[0]), "%s", comm);
+			*slot = ++g->nr;
 		}
-		if (!strcmp(p->groups[i], comm))
-			return (int)p->group_of[i] - 1;
+		if (!strcmp(g->name[*slot - 1], comm))
+			return (int)*slot - 1;
 	}
-	return -1;
 }
 
 /*
@@ -142,8 +143,10 @@ static int vi_group(struct vi_priv *p, const char *comm)
 static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
 	struct vi_priv *p = vi_of(a);
+	struct vi_groups *g = p->groups;
 	struct vi_tgids t = p->dead[1];
-	struct timespec now;
+	struct timespec ts;
+	uint64_t now;
 
 	p->dead[1] = p->dead[0];
 	p->dead[0] = t;
@@ -153,26 +156,26 @@ static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 	if (p->dead[0].nr)
 		qsort(p->dead[0].v, p->dead[0].nr, sizeof(struct vi_exit), cmp_u32);
 	for (size_t i = 0; i < p->dead[0].nr; i++) {
-		int g = vi_group(p, p->dead[0].v[i].comm);
+		int n = vi_group(g, p->dead[0].v[i].comm);
 
-		if (g >= 0)
-			p->group_exits[g]++;
+		if (n >= 0)
+			g->exits[n]++;
 	}
-	for (uint32_t g = 0; g < p->nr_groups; g++) {
-		struct mm_key k = { .tgid = MMS_TGID_SHORT + g };
-		uint32_t n = p->group_exits[g];
-		struct mms_stat s = { .count = n, .total = n, .min = 1, .max = 1 };
+	for (uint32_t n = 0; n < g->nr; n++) {
+		struct mm_key k = { .tgid = MMS_TGID_SHORT + n };
+		struct mms_stat s = { .count = g->exits[n], .total = g->exits[n], .min = 1, .max = 1 };
 
-		if (!n)
+		if (!s.count)
 			continue;
-		s.hist[0] = n;
-		p->group_exits[g] = 0;
+		s.hist[0] = g->exits[n];
+		g->exits[n] = 0;
 		/* No room in the interval: the count is lost, the rows are not. */
-		mm_agg_emit(a, st, &k, p->groups[p->group_slot[g]], VI_SHORT, &s);
+		mm_agg_emit(a, st, &k, g->name[n], VI_SHORT, &s);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (p->last_flip.tv_sec)
-		p->skel->bss->vi_short_ns = (uint64_t)since(&p->last_flip, &now);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	if (p->last_flip)
+		p->skel->bss->vi_short_ns = now - p->last_flip;
 	p->last_flip = now;
 }
 
@@ -215,10 +218,10 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	calls.hist[0] = (uint32_t)calls.count;
 	mm_agg_comm(a, vals, comm);
 	if (p->fold && comm[0] && vi_dead(p, k->tgid)) {
-		int g = vi_group(p, comm);
+		int n = vi_group(p->groups, comm);
 
-		if (g >= 0) {
-			group.tgid = MMS_TGID_SHORT + (uint32_t)g;
+		if (n >= 0) {
+			group.tgid = MMS_TGID_SHORT + (uint32_t)n;
 			k = &group;
 		}
 	}
@@ -263,13 +266,10 @@ static int vi_prepare(struct mms_source *src)
 	p->agg_ready = true;
 	if (mm_filter_mode(src->opts) != MM_FILTER_ALL)
 		return 0;	/* followed processes keep their own rows */
-	p->groups = calloc(VI_GROUPS, sizeof(*p->groups));
-	p->group_of = calloc(VI_GROUPS, sizeof(*p->group_of));
-	p->group_slot = calloc(VI_GROUPS / 2, sizeof(*p->group_slot));
-	p->group_exits = calloc(VI_GROUPS / 2, sizeof(*p->group_exits));
+	p->groups = calloc(1, sizeof(*p->groups));
 	p->exits = ring_buffer__new(bpf_map__fd(p->skel->maps.vi_exits), vi_exit_seen,
 				    &p->dead[0], NULL);
-	if (!p->groups || !p->group_of || !p->group_slot || !p->group_exits || !p->exits)
+	if (!p->groups || !p->exits)
 		return 0;	/* every process keeps its own rows */
 	p->agg.flipped = vi_flipped;
 	p->skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
@@ -344,9 +344,6 @@ static void vi_destroy(struct mms_source *src)
 	free(p->dead[0].v);
 	free(p->dead[1].v);
 	free(p->groups);
-	free(p->group_of);
-	free(p->group_slot);
-	free(p->group_exits);
 	free(p);
 }
 

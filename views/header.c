@@ -60,14 +60,10 @@ static void line_title(const struct mms_header *hd, const struct mms_view_env *e
 	}
 }
 
-/*
- * mmap_lock without hold-time mode: its waits still come from the lock
- * source, so the family works, for waits ("switched off" is the hold mode).
- */
+/* mmap_lock without hold-time mode: the family works, for waits. */
 static bool waits_only(const struct mms_header *hd, int f)
 {
-	return f == MMS_FAM_MMAP_LOCK && hd->fam[MMS_FAM_LOCK].source &&
-	       !strncmp(hd->fam[f].why, "switched off", strlen("switched off"));
+	return mms_mmap_waits_only(f, hd->fam[MMS_FAM_LOCK].source, hd->fam[f].why);
 }
 
 /* "lock bpf  mmap_lock waits  vma unavailable: why ..." with the whys sharing the room left. */

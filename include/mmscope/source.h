@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mmscope/options.h"
 
@@ -34,6 +35,19 @@ enum mms_metric_family {
 	MMS_FAM_RMAP,		/* try_to_unmap batch sizes */
 	MMS_FAM_NR
 };
+
+/* A family's reason when the options left every one of its sources out. */
+#define MMS_WHY_OFF "switched off"
+
+/*
+ * mmap_lock with its hold-time source switched off still shows waits: they
+ * come from the lock contention source (has_lock).  why: the family's reason.
+ */
+static inline bool mms_mmap_waits_only(enum mms_metric_family f, bool has_lock, const char *why)
+{
+	return f == MMS_FAM_MMAP_LOCK && has_lock &&
+	       !strncmp(why, MMS_WHY_OFF, sizeof(MMS_WHY_OFF) - 1);
+}
 
 struct mms_source_ops {
 	const char *name;	/* "lock-bpf", "lock-perf", "vma-inferred" ... */

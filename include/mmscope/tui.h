@@ -31,7 +31,7 @@ struct mms_tui_term {
 /*
  * Checks that stdin and stdout are a terminal, keeps them aside, points
  * fd 0 at /dev/null and fds 1-2 at a capture file.  0 or -errno (message in
- * errbuf; nothing changed then).
+ * errbuf; nothing changed then); -ENOTTY: stdin or stdout is no terminal.
  */
 int mms_tui_term_claim(struct mms_tui_term *term, char *errbuf, size_t errlen);
 /* Restores fds 0-2 and copies what was captured to stderr.  Idempotent. */

@@ -346,54 +346,55 @@ static void helper_run(int go_fd)
 	_exit(0);
 }
 
-/* Forks the helper, which sets up and waits; *go is the pipe's end that starts it. */
-static pid_t helper_start(int *go)
+/*
+ * Runs the helper under the inferred VMA source: following it as a launched
+ * command (its children too), or system-wide with a 10 s interval, so that
+ * every one of its processes is short-lived however slow the build.  The
+ * source is attached while the helper waits, and drained once after the
+ * helper and all its children have ended.  *pid: the helper's.
+ */
+static struct mms_store *helper_traced(bool follow, pid_t *pid)
 {
-	int fds[2];
-	pid_t helper;
+	char *argv[] = { "helper", NULL };
+	struct mms_options o;
+	struct mms_source *src;
+	struct mms_store *st;
+	int go[2], status = -1;
 
-	assert_int_equal(pipe(fds), 0);
-	helper = fork();
-	assert_true(helper >= 0);
-	if (!helper) {
-		close(fds[1]);
-		helper_run(fds[0]);
+	assert_int_equal(pipe(go), 0);
+	*pid = fork();
+	assert_true(*pid >= 0);
+	if (!*pid) {
+		close(go[1]);
+		helper_run(go[0]);
 	}
-	close(fds[0]);
-	*go = fds[1];
-	return helper;
-}
-
-/* Starts the helper's children and waits until the last one has ended. */
-static void helper_go(pid_t helper, int go)
-{
-	int status = -1;
-
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(waitpid(helper, &status, 0), helper);
+	close(go[0]);
+	mms_options_init(&o);
+	if (follow) {
+		o.pid = *pid;
+		o.cmd = argv;	/* a launched command: its children are followed */
+	} else {
+		o.interval_ms = 10000;
+	}
+	src = source_up(&mms_vma_inferred_ops, &o);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(*pid, &status, 0), *pid);
 	assert_int_equal(status, 0);
-	close(go);
+	close(go[1]);
+	st = drain_one(src);
+	mms_source_destroy(src);
+	return st;
 }
 
 static void test_many_processes(void **state)
 {
-	char *argv[] = { "helper", NULL };
 	const struct mms_interval *iv;
 	uint32_t seen[CHILDREN], nr_seen = 0;
-	struct mms_options o;
-	struct mms_source *src;
 	struct mms_store *st;
 	pid_t helper;
-	int go;
 
 	(void)state;
-	helper = helper_start(&go);
-	mms_options_init(&o);
-	o.pid = helper;
-	o.cmd = argv;	/* a launched command: its children are followed */
-	src = source_up(&mms_vma_inferred_ops, &o);
-	helper_go(helper, go);
-	st = drain_one(src);
+	st = helper_traced(true, &helper);
 	iv = mms_store_latest(st);
 	for (uint32_t i = 0; i < iv->n_metrics; i++) {
 		const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
@@ -422,7 +423,6 @@ static void test_many_processes(void **state)
 	       CHILD_TOGGLES);
 	assert_int_equal(nr_seen, CHILDREN);
 	mms_store_destroy(st);
-	mms_source_destroy(src);
 }
 
 /*
@@ -434,21 +434,13 @@ static void test_many_processes(void **state)
 static void test_short_lived(void **state)
 {
 	const struct mms_interval *iv;
-	struct mms_options o;
-	struct mms_source *src;
 	struct mms_store *st;
 	struct mms_stat s;
 	uint32_t group = 0, own = 0;
 	pid_t helper;
-	int go;
 
 	(void)state;
-	helper = helper_start(&go);
-	mms_options_init(&o);
-	o.interval_ms = 10000;	/* short-lived: under 10 s, however slow the build */
-	src = source_up(&mms_vma_inferred_ops, &o);
-	helper_go(helper, go);
-	st = drain_one(src);
+	st = helper_traced(false, &helper);
 	iv = mms_store_latest(st);
 	for (uint32_t i = 0; i < iv->n_metrics; i++) {
 		const struct mms_task *t = mms_store_get_task(st, iv->metrics[i].proc_id);
@@ -481,7 +473,6 @@ static void test_short_lived(void **state)
 	       (unsigned long long)s.count, group, CHILDREN * 2 * CHILD_TOGGLES,
 	       CHILDREN * CHILD_TOGGLES, CHILDREN * CHILD_TOGGLES, own);
 	mms_store_destroy(st);
-	mms_source_destroy(src);
 }
 
 static void test_mmap_hold(void **state)
