@@ -177,6 +177,7 @@ int main(int argc, char **argv)
 	struct churn c = { .threads = 4, .procs = 1, .seconds = 2, .pages = 8, .fd = -1 };
 	uint64_t start;
 	double secs;
+	struct stat sb;
 
 	parse(&c, argc, argv);
 	c.page = sysconf(_SC_PAGESIZE);
@@ -188,7 +189,10 @@ int main(int argc, char **argv)
 		c.fd = open(c.file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (c.fd < 0)
 			die(c.file);
-		if (ftruncate(c.fd, c.pages * c.page))
+		/* Only ever grown: another program may map more of the same file. */
+		if (fstat(c.fd, &sb))
+			die("fstat");
+		if (sb.st_size < c.pages * c.page && ftruncate(c.fd, c.pages * c.page))
 			die("ftruncate");
 	}
 	if (c.wait_go) {
