@@ -41,6 +41,7 @@ const volatile bool no_stacks;		/* nothing shows a caller: take no stacks */
 /* Written by user space through the mmap'ed .bss. */
 __u32 gen;		/* generation new records go to */
 __u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
+__u32 stack_epoch;	/* the bank stacks go to: stack_epoch & 1 (see lock_bpf.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -91,6 +92,21 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
 } stacks2 SEC(".maps");
+
+/* Bank 1 (odd stack epochs): the same two maps again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 8192);	/* opts->stack_entries */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
+} stacks_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);	/* opts->stack_entries / 4 */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
+} stacks2_b SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -427,6 +443,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	struct lb_task *ts;
 	struct lb_frame *f;
 	long sid;
+	__u32 se;
 
 	if (!wanted(addr, flags, pid, tgid))
 		return 0;
@@ -463,16 +480,29 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	}
 	if (self_cost)
 		t2 = bpf_ktime_get_ns();
-	sid = bpf_get_stackid(ctx, &stacks, 0);
-	if (sid == -EEXIST) {
-		/*
-		 * Its bucket holds another stack.  Hashed without the first
-		 * (machinery) frame it lands in an unrelated bucket of stacks2.
-		 */
-		sid = bpf_get_stackid(ctx, &stacks2, 1);
-		if (sid >= 0)
-			sid |= LB_STACK2;
+	se = READ_ONCE(stack_epoch);
+	/*
+	 * When its bucket holds another stack: hashed without the first
+	 * (machinery) frame it lands in an unrelated bucket of the second map.
+	 */
+	if (se & 1) {
+		sid = bpf_get_stackid(ctx, &stacks_b, 0);
+		if (sid == -EEXIST) {
+			sid = bpf_get_stackid(ctx, &stacks2_b, 1);
+			if (sid >= 0)
+				sid |= LB_STACK2;
+		}
+	} else {
+		sid = bpf_get_stackid(ctx, &stacks, 0);
+		if (sid == -EEXIST) {
+			sid = bpf_get_stackid(ctx, &stacks2, 1);
+			if (sid >= 0)
+				sid |= LB_STACK2;
+		}
 	}
+	if (sid >= 0)
+		sid |= (long)(se & LB_EPOCH_MASK) << LB_EPOCH_SHIFT;
+	f->sepoch = se;
 	if (self_cost)
 		t3 = bpf_ktime_get_ns();
 	if (sid < 0)
@@ -571,6 +601,11 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	barrier();
 	p = &r->rec[h & (LB_RING - 1)];
 	p->key = f->key;
+	/* Its bank was emptied since (a wait across two bank switches). */
+	if (f->key.stack_id >= 0 && READ_ONCE(stack_epoch) - f->sepoch >= 2) {
+		p->key.stack_id = -1;
+		count(LB_C_STACK);
+	}
 	p->delta = now - start;
 	p->gen = READ_ONCE(gen);
 	barrier();

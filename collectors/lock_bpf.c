@@ -35,6 +35,7 @@ struct stack_slot {
 	uint64_t epoch;		/* store epoch + 1; 0: empty */
 	uint32_t id;
 	bool skip;
+	bool seen;		/* the map holds it: counted in fill */
 };
 
 /* Lock address -> store lock id, for one drain. */
@@ -62,8 +63,14 @@ struct lb_src {
 	uint64_t counters_prev[LB_C_NR];
 	uint64_t misses_prev[2];
 
+	/*
+	 * Stack ids of both banks (lock_bpf.h), each bank's first map then
+	 * its second; fill: stacks each map holds (as far as drains saw).
+	 */
 	struct stack_slot *stacks;
-	uint32_t nr_stack_slots;
+	uint32_t nr_stack_slots, bank_slots, map1_slots;
+	uint32_t sepoch;		/* the stack epoch user space set last */
+	uint32_t fill[2][2];
 	uint64_t *ips;			/* one raw stack */
 
 	struct lock_slot *locks;
@@ -90,7 +97,7 @@ static uint32_t roundup_pow2(uint32_t v)
 /* The second stack map, for stacks whose bucket in the first was taken. */
 static uint32_t stacks2_entries(const struct mms_options *o)
 {
-	return o->stack_entries / 4 > 256 ? o->stack_entries / 4 : 256;
+	return o->stack_entries / 4 ? o->stack_entries / 4 : 1;
 }
 
 /* libbpf's own words on a failure, for src->why. */
@@ -133,9 +140,9 @@ static int lb_create(struct mms_source *src, const struct mms_options *opts)
 	err = mms_lock_common_create(opts, lb->ks, &lb->lc);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: %s", mms_lock_common_error());
-	/* Stack ids of both stack maps, the second's after the first's. */
-	lb->nr_stack_slots = roundup_pow2(opts->stack_entries) +
-			     roundup_pow2(stacks2_entries(opts));
+	lb->map1_slots = roundup_pow2(opts->stack_entries);
+	lb->bank_slots = lb->map1_slots + roundup_pow2(stacks2_entries(opts));
+	lb->nr_stack_slots = 2 * lb->bank_slots;
 	lb->stacks = calloc(lb->nr_stack_slots, sizeof(*lb->stacks));
 	lb->ips = calloc(LB_MAX_STACK, sizeof(*lb->ips));
 	if (!lb->stacks || !lb->ips)
@@ -189,6 +196,14 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2,
 					      o->no_stacks ? 1 : stacks2_entries(o));
 	err = err ?: bpf_map__set_value_size(skel->maps.stacks2,
+					     lb->stack_depth * sizeof(uint64_t));
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks_b,
+					      o->no_stacks ? 1 : o->stack_entries);
+	err = err ?: bpf_map__set_value_size(skel->maps.stacks_b,
+					     lb->stack_depth * sizeof(uint64_t));
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2_b,
+					      o->no_stacks ? 1 : stacks2_entries(o));
+	err = err ?: bpf_map__set_value_size(skel->maps.stacks2_b,
 					     lb->stack_depth * sizeof(uint64_t));
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
 	if (err)
@@ -438,30 +453,40 @@ static uint32_t machinery_frames(const struct lb_src *lb, const uint64_t *ips, u
 static int resolve_stack(struct lb_src *lb, struct mms_store *st, int32_t sid, uint32_t *id)
 {
 	uint64_t epoch = mms_store_epoch(st) + 1;
-	struct bpf_map *map = lb->skel->maps.stacks;
+	uint32_t age, bank, map2, idx, nr = 0, first, slot_nr;
+	struct bpf_map *map;
 	struct stack_slot *slot;
-	uint32_t nr = 0, first, slot_nr = (uint32_t)sid;
 	int err;
 
 	*id = 0;
 	if (sid < 0)
 		return 0;
-	if (sid & LB_STACK2) {
-		/* Second map's ids go after the first map's in the cache. */
-		map = lb->skel->maps.stacks2;
-		sid &= ~LB_STACK2;
-		slot_nr = roundup_pow2(lb->opts->stack_entries) + (uint32_t)sid;
+	age = (lb->sepoch - ((uint32_t)sid >> LB_EPOCH_SHIFT)) & LB_EPOCH_MASK;
+	if (age >= 2) {
+		/* Taken before the last bank switch but one: its bank was emptied. */
+		mms_store_add_lost(st, MMS_LOST_STACK, 1);
+		return 0;
 	}
-	if (slot_nr >= lb->nr_stack_slots)
+	bank = (lb->sepoch - age) & 1;
+	map2 = (sid & LB_STACK2) != 0;
+	idx = (uint32_t)sid & LB_STACK_IDX;
+	map = bank ? (map2 ? lb->skel->maps.stacks2_b : lb->skel->maps.stacks_b) :
+		     (map2 ? lb->skel->maps.stacks2 : lb->skel->maps.stacks);
+	slot_nr = bank * lb->bank_slots + (map2 ? lb->map1_slots : 0) + idx;
+	if (idx >= (map2 ? lb->bank_slots - lb->map1_slots : lb->map1_slots))
 		return 0;
 	slot = &lb->stacks[slot_nr];
 	if (slot->epoch == epoch) {
 		*id = slot->id;
 		return slot->skip ? MMS_LC_SKIP : 0;
 	}
-	if (bpf_map__lookup_elem(map, &sid, sizeof(sid), lb->ips,
+	if (bpf_map__lookup_elem(map, &idx, sizeof(idx), lb->ips,
 				 lb->stack_depth * sizeof(uint64_t), 0))
 		return 0;	/* gone: the wait still counts, without a stack */
+	if (!slot->seen) {
+		slot->seen = true;
+		lb->fill[bank][map2]++;
+	}
 	while (nr < lb->stack_depth && lb->ips[nr])
 		nr++;
 	first = machinery_frames(lb, lb->ips, nr);
@@ -472,6 +497,42 @@ static int resolve_stack(struct lb_src *lb, struct mms_store *st, int32_t sid, u
 	slot->id = *id;
 	slot->skip = err == MMS_LC_SKIP;
 	return err;
+}
+
+/* Empties a stack map nothing will add to before the epoch names its bank. */
+static void clear_stack_map(struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	uint32_t key, next;
+	bool have = !bpf_map_get_next_key(fd, NULL, &key);
+
+	while (have) {
+		have = !bpf_map_get_next_key(fd, &key, &next);
+		bpf_map_delete_elem(fd, &key);
+		key = next;
+	}
+}
+
+/*
+ * Stack maps keep every stack they were given, and a busy machine makes new
+ * ones all along (brk: ~40 a second), so after some minutes every new stack
+ * would be lost.  When a quarter of a map of the bank in use is taken (a new
+ * stack then finds both its buckets taken about once in 16 times or less),
+ * the other bank is emptied and the next epoch uses it.
+ */
+static void maybe_switch_bank(struct lb_src *lb)
+{
+	uint32_t bank = lb->sepoch & 1, next = bank ^ 1;
+	uint32_t n1 = lb->opts->stack_entries, n2 = stacks2_entries(lb->opts);
+
+	if (lb->opts->no_stacks || (lb->fill[bank][0] * 4 < n1 && lb->fill[bank][1] * 4 < n2))
+		return;
+	clear_stack_map(next ? lb->skel->maps.stacks_b : lb->skel->maps.stacks);
+	clear_stack_map(next ? lb->skel->maps.stacks2_b : lb->skel->maps.stacks2);
+	memset(lb->stacks + next * lb->bank_slots, 0, lb->bank_slots * sizeof(*lb->stacks));
+	lb->fill[next][0] = lb->fill[next][1] = 0;
+	lb->sepoch++;
+	__atomic_store_n(&lb->skel->bss->stack_epoch, lb->sepoch, __ATOMIC_SEQ_CST);
 }
 
 static int load_mounts(struct lb_src *lb)
@@ -756,6 +817,7 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 	if (err)
 		return err;
 	read_counters(lb, st);
+	maybe_switch_bank(lb);
 	return 0;
 }
 

@@ -15,8 +15,19 @@
 #define LB_CACHE_LEN 32		/* slab cache name */
 #define LB_MAX_STACK 127	/* frames the kernel keeps per stack (PERF_MAX_STACK_DEPTH) */
 
-/* stack_id flag: the id is one of the second stack map (hash collision in the first). */
+/*
+ * A stack id: bits 0-23 the id in its map, 24-29 the stack epoch it was taken
+ * in (mod 64), bit 30 set for the second map of the epoch's bank (a hash
+ * collision in the first).  Stack maps never free an entry by themselves, so
+ * user space empties them: two banks of two maps each, epoch e using bank
+ * e & 1; when the bank in use fills up, the other one is emptied and the
+ * epoch moves on.  An id older than the previous epoch may name a stack the
+ * emptied bank holds now, so it is dropped (counted as a lost stack).
+ */
 #define LB_STACK2 (1 << 30)
+#define LB_EPOCH_SHIFT 24
+#define LB_EPOCH_MASK 63
+#define LB_STACK_IDX (((__u32)1 << LB_EPOCH_SHIFT) - 1)
 
 /* One aggregation key: lock + call stack + task + contention flags. */
 struct lb_key {
@@ -62,6 +73,8 @@ struct lb_ring {
 struct lb_frame {
 	struct lb_key key;	/* key.lock == 0: being written */
 	__u64 ts;
+	__u32 sepoch;		/* stack epoch of key.stack_id */
+	__u32 pad;
 };
 
 /* Task local storage: the task's waits in progress, innermost on top. */

@@ -218,6 +218,90 @@ static void test_filters(void **state)
 	mms_store_destroy(r.st);
 }
 
+/*
+ * Stack maps are emptied and reused (two banks, see lock_bpf.h): with one
+ * bucket per map a bank holds 2 stacks, so a run drained every 20 ms whose
+ * waits have more distinct stacks than that shows them only if the banks
+ * are recycled.  Every stack kept is a real one (its caller is past the
+ * lock code), and every wait that lost its stack was counted as lost.
+ */
+static void test_stack_banks(void **state)
+{
+	const struct mms_ksyms *ks = mms_collectors_ksyms();
+	struct mms_source *src = NULL;
+	struct mms_store *st = NULL;
+	uint64_t waits = 0, nostack = 0, lost = 0;
+	uint32_t distinct = 0, seen[64];
+	char *argv[] = { (char *)workload, "-t", "4", "-s", "2", NULL };
+	struct mms_options o;
+	int go[2], status, intervals = 0;
+	pid_t child, w;
+	char c = 1;
+
+	(void)state;
+	mms_options_init(&o);
+	o.stack_entries = 1;
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	o.pid = child;
+	o.cmd = argv;
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	if (mms_source_new(&mms_lock_bpf_ops, &o, &src) || mms_source_prepare(src) ||
+	    mms_source_start(src))
+		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[1]);
+	do {
+		usleep(20000);
+		w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			mms_source_stop(src);
+		assert_non_null(mms_store_begin(st, 0));
+		if (mms_source_drain(src, st))
+			fail_msg("lock-bpf drain: %s", src->why);
+		assert_int_equal(mms_store_commit(st, 20000000ULL, 0), 0);
+		intervals++;
+		for (uint32_t i = 0; i < mms_store_latest(st)->n_locks; i++) {
+			const struct mms_lock_sample *s = &mms_store_latest(st)->locks[i];
+			const struct mms_stack *k = mms_store_get_stack(st, s->stack_id);
+			uint32_t j;
+
+			waits += s->wait.count;
+			if (!k || !k->nr) {
+				nostack += s->wait.count;
+				continue;
+			}
+			if (ks)
+				assert_false(mms_ksyms_is_lock_func(ks, k->ips[0]));
+			for (j = 0; j < distinct && seen[j] != s->stack_id; j++)
+				;
+			if (j == distinct && distinct < 64)
+				seen[distinct++] = s->stack_id;
+		}
+		lost += mms_store_latest(st)->lost[MMS_LOST_STACK];
+	} while (w == 0);
+	assert_int_equal(w, child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mms_source_destroy(src);
+	print_message("lock-bpf, 1-bucket stack maps: %d intervals, %llu waits, %u distinct "
+		      "stacks, %llu waits without a stack, %llu stacks lost\n", intervals,
+		      (unsigned long long)waits, distinct, (unsigned long long)nostack,
+		      (unsigned long long)lost);
+	assert_true(waits > 0);
+	assert_true(distinct > 2);
+	assert_int_equal(nostack, lost);
+	mms_store_destroy(st);
+}
+
 static void test_bad_options(void **state)
 {
 	struct mms_source *src = NULL;
@@ -238,6 +322,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_follow_and_names),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_stack_banks),
 	};
 	int ret;
 
