@@ -117,6 +117,21 @@ static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
 	s->hist[slot]++;
 }
 
+/* Adds what src counted to dst (both this CPU's, or owned by the caller). */
+static __always_inline void mm_stat_merge(struct mm_stat *dst, const struct mm_stat *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->total += src->total;
+	for (int i = 0; i < MM_HIST_SLOTS; i++)
+		dst->hist[i] += src->hist[i];
+}
+
 /*
  * The aggregation map and helpers.  A program includes this once, with
  * MM_AGG_MAP defined, to get the map `mm_agg`, `mm_gen` and `mm_lost`.
@@ -139,11 +154,11 @@ static __always_inline void mm_lost_inc(enum mm_lost r)
 	__sync_fetch_and_add(&mm_lost[r], 1);
 }
 
-/* The entry of (task's process tgid, metric, sub) in the current generation. */
-static __always_inline struct mm_val *mm_agg_get_task(struct task_struct *task, __u32 tgid,
-						      __u32 metric, __u32 sub)
+/* The entry of (task's process tgid, metric, sub) in generation gen. */
+static __always_inline struct mm_val *mm_agg_get_gen(struct task_struct *task, __u32 tgid,
+						     __u32 gen, __u32 metric, __u32 sub)
 {
-	struct mm_key k = { .tgid = tgid, .gen = mm_gen, .metric = metric, .sub = sub };
+	struct mm_key k = { .tgid = tgid, .gen = gen, .metric = metric, .sub = sub };
 	struct mm_val *v = bpf_map_lookup_elem(&mm_agg, &k);
 
 	if (v)
@@ -157,6 +172,13 @@ static __always_inline struct mm_val *mm_agg_get_task(struct task_struct *task, 
 	/* The process's name, not the thread's: metrics are per process. */
 	bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), task->group_leader->comm);
 	return v;
+}
+
+/* The entry of (task's process tgid, metric, sub) in the current generation. */
+static __always_inline struct mm_val *mm_agg_get_task(struct task_struct *task, __u32 tgid,
+						      __u32 metric, __u32 sub)
+{
+	return mm_agg_get_gen(task, tgid, mm_gen, metric, sub);
 }
 
 static __always_inline struct mm_val *mm_agg_get(__u32 tgid, __u32 metric, __u32 sub)

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmap_lock hold mode: every acquisition and release of any mmap_lock, from
- * the mmap_lock:* tracepoints, aggregated here per (process, read/write).
- * These fire on every acquisition (millions per second under brk or fault
- * storms), so the path is: filter, one task-local slot at acquisition, and
- * at release that slot plus one per-CPU hash update.  Acquisitions are
- * counted by user space from the hold statistics (one hold per acquisition,
- * counted at release), which saves a hash update per acquisition.
- * mmap_lock_start_locking is not attached: waits come from the lock
- * contention source, and a third program per acquisition would only cost.
+ * the mmap_lock:* tracepoints, aggregated per (process, read/write).  These
+ * fire on every acquisition (millions per second under brk or fault storms),
+ * so nothing on that path touches a shared map: acquisition fills a slot of
+ * the task's local storage, release adds the hold to the task's own
+ * statistics there, one set per generation parity.  After user space flips
+ * the generation and the grace period, nothing writes the old set any more:
+ * a task iterator (mh_flush_all) moves every task's old set into mm_agg,
+ * and a thread's exit moves both of its sets.  Acquisitions are counted by
+ * user space from the hold statistics (one hold per acquisition, counted at
+ * release).  mmap_lock_start_locking is not attached: waits come from the
+ * lock contention source, and a third program per acquisition would only
+ * cost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,6 +23,8 @@
 #include "mm_agg.h"
 #include "mmap_hold.h"
 
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
 /* One held mmap_lock: which mm, how, and since when. */
 struct mh_slot {
 	__u64 mm;		/* 0: free */
@@ -27,8 +33,18 @@ struct mh_slot {
 	__u32 pad;
 };
 
+/* One generation's statistics of a thread, not yet in mm_agg. */
+struct mh_acc {
+	__u64 pending;		/* 1: has something; cleared by whoever moves it */
+	__u64 trylock_fail;
+	struct mm_stat hold[2];	/* read, write */
+};
+
 struct mh_task {
 	struct mh_slot s[MH_SLOTS];
+	struct mh_acc acc[2];	/* by mm_gen & 1 */
+	__u32 exited;		/* past sched_process_exit: straight to mm_agg */
+	__u32 pad;
 };
 
 struct {
@@ -38,9 +54,55 @@ struct {
 	__type(value, struct mh_task);
 } mh_tasks SEC(".maps");
 
-static __always_inline void hold_end(__u32 tgid, struct mh_slot *s, __u64 now)
+static __always_inline void hold_end(struct mh_task *t, __u32 tgid, struct mh_slot *s,
+				     __u64 now)
 {
-	mm_agg_add(tgid, s->write ? MH_HOLD_WRITE : MH_HOLD_READ, 0, now - s->t0);
+	struct mh_acc *a;
+
+	if (t->exited) {
+		mm_agg_add(tgid, s->write ? MH_HOLD_WRITE : MH_HOLD_READ, 0, now - s->t0);
+		return;
+	}
+	a = &t->acc[mm_gen & 1];
+	mm_stat_add(&a->hold[s->write ? 1 : 0], now - s->t0);
+	WRITE_ONCE(a->pending, 1);
+}
+
+/*
+ * Moves a thread's set acc[idx] into mm_agg's generation gen.  The claim
+ * (pending 1 -> 0) keeps the iterator and the thread's exit from both
+ * moving one set.
+ */
+static __always_inline void mh_move(struct task_struct *task, struct mh_task *t, __u32 idx,
+				    __u32 gen)
+{
+	struct mh_acc *a = &t->acc[idx & 1];
+	__u32 tgid = task->tgid;
+	struct mm_val *v;
+
+	if (__sync_val_compare_and_swap(&a->pending, 1, 0) != 1)
+		return;
+	for (int w = 0; w < 2; w++) {
+		struct mm_stat *h = &a->hold[w];
+
+		if (!h->count)
+			continue;
+		v = mm_agg_get_gen(task, tgid, gen, w ? MH_HOLD_WRITE : MH_HOLD_READ, 0);
+		if (v)
+			mm_stat_merge(&v->stat, h);
+		h->count = 0;
+		h->total = 0;
+		h->min = 0;
+		h->max = 0;
+		for (int i = 0; i < MM_HIST_SLOTS; i++)
+			h->hist[i] = 0;
+	}
+	if (a->trylock_fail) {
+		v = mm_agg_get_gen(task, tgid, gen, MH_TRYLOCK_FAIL, 0);
+		if (v)
+			mm_stat_add(&v->stat, a->trylock_fail);
+		a->trylock_fail = 0;
+	}
 }
 
 SEC("tp_btf/mmap_lock_acquire_returned")
@@ -53,12 +115,17 @@ int BPF_PROG(mh_acquired, struct mm_struct *mm, bool write, bool success)
 
 	if (!mm_wanted(id))
 		return 0;
-	if (!success) {
-		mm_agg_add(tgid, MH_TRYLOCK_FAIL, 0, 1);
-		return 0;
-	}
 	t = bpf_task_storage_get(&mh_tasks, bpf_get_current_task_btf(), 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!success) {
+		if (t && !t->exited) {
+			t->acc[mm_gen & 1].trylock_fail++;
+			WRITE_ONCE(t->acc[mm_gen & 1].pending, 1);
+		} else {
+			mm_agg_add(tgid, MH_TRYLOCK_FAIL, 0, 1);
+		}
+		return 0;
+	}
 	if (!t) {
 		mm_lost_inc(MM_LOST_TASK_SLOT);
 		return 0;
@@ -71,7 +138,7 @@ int BPF_PROG(mh_acquired, struct mm_struct *mm, bool write, bool success)
 	if (!write) {
 		for (i = 0; i < MH_SLOTS; i++) {
 			if (t->s[i].mm == key && t->s[i].write) {
-				hold_end(tgid, &t->s[i], now);
+				hold_end(t, tgid, &t->s[i], now);
 				t->s[i].write = 0;
 				t->s[i].t0 = now;
 				return 0;
@@ -114,7 +181,7 @@ int BPF_PROG(mh_released, struct mm_struct *mm, bool write)
 		goto lost;
 	for (i = 0; i < MH_SLOTS; i++) {
 		if (t->s[i].mm == key && t->s[i].write == write) {
-			hold_end(id >> 32, &t->s[i], bpf_ktime_get_ns());
+			hold_end(t, id >> 32, &t->s[i], bpf_ktime_get_ns());
 			t->s[i].mm = 0;
 			return 0;
 		}
@@ -122,6 +189,40 @@ int BPF_PROG(mh_released, struct mm_struct *mm, bool write)
 lost:
 	/* Taken before we attached, or by another task. */
 	mm_lost_inc(MM_LOST_TIME);
+	return 0;
+}
+
+/* Run by user space after the flip and the grace period: every thread's old set. */
+SEC("iter/task")
+int mh_flush_all(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 cur = mm_gen;
+	struct mh_task *t;
+
+	if (!task)
+		return 0;
+	t = bpf_task_storage_get(&mh_tasks, task, 0, 0);
+	if (t)
+		mh_move(task, t, cur - 1, cur - 1);
+	return 0;
+}
+
+/*
+ * A thread's exit: both sets go to the current generation (the old one may
+ * be being read), and what it still releases goes straight to mm_agg.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(mh_task_exit, struct task_struct *p)
+{
+	struct mh_task *t = bpf_task_storage_get(&mh_tasks, p, 0, 0);
+	__u32 cur = mm_gen;
+
+	if (!t)
+		return 0;
+	t->exited = 1;
+	mh_move(p, t, cur, cur);
+	mh_move(p, t, cur - 1, cur);
 	return 0;
 }
 

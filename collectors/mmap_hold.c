@@ -5,7 +5,11 @@
  * mmap_hold.bpf.c.  Contended waits on mmap_lock come from the lock source.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "mm_agg.h"
 #include "mmap_hold.h"
@@ -35,6 +39,34 @@ static int add_acquisitions(struct mms_store *st, uint32_t proc_id, const struct
 	return mms_store_add_value(st, proc_id, k->metric == MH_HOLD_READ ?
 				   MMS_M_MMAP_ACQUIRE_READ : MMS_M_MMAP_ACQUIRE_WRITE, k->sub, 1,
 				   s->count);
+}
+
+/*
+ * After the flip and the grace period: every thread's statistics of the
+ * generation just ended move into mm_agg (mh_flush_all), to be read with it.
+ * If the iterator cannot run (no memory), they stay in the threads' storage
+ * and come with a later generation or the thread's exit: late, not lost.
+ */
+static void mh_flipped(struct mm_agg *a, struct mms_store *st)
+{
+	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
+	struct bpf_link *it = p->skel->links.mh_flush_all;
+	char buf[64];
+	int fd;
+
+	(void)st;
+	if (!it)
+		return;	/* not attached (yet, or any more) */
+	fd = bpf_iter_create(bpf_link__fd(it));
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
 }
 
 static int mh_create(struct mms_source *src, const struct mms_options *opts)
@@ -67,6 +99,7 @@ static int mh_prepare(struct mms_source *src)
 	if (err)
 		return mm_bpf_fail(src, err, "setting up aggregation");
 	p->agg.extra = add_acquisitions;
+	p->agg.flipped = mh_flipped;
 	p->agg_ready = true;
 	return 0;
 }

@@ -475,21 +475,25 @@ static void test_short_lived(void **state)
 	mms_store_destroy(st);
 }
 
-static void test_mmap_hold(void **state)
+/*
+ * Holds are kept in each thread's storage until a drain moves them (task
+ * iterator) or the thread exits: both ways give the same exact counts.
+ */
+static void mmap_hold_exact(bool alive)
 {
 	struct mms_stat aw, ar, hw, hr;
 	struct mms_store *st;
 	pid_t pid;
 
-	(void)state;
-	toggle_run(&mms_mmap_hold_bpf_ops, 0, false, &st, &pid);
+	toggle_run(&mms_mmap_hold_bpf_ops, 0, alive, &st, &pid);
 	assert_only(st, (uint32_t)pid);
 	aw = metric(st, MMS_M_MMAP_ACQUIRE_WRITE, -1, (uint32_t)pid);
 	ar = metric(st, MMS_M_MMAP_ACQUIRE_READ, -1, (uint32_t)pid);
 	hw = metric(st, MMS_M_MMAP_HOLD_WRITE, -1, (uint32_t)pid);
 	hr = metric(st, MMS_M_MMAP_HOLD_READ, -1, (uint32_t)pid);
-	printf("mmap-hold: write acquisitions %llu (holds %llu, avg %llu ns, max %llu ns), "
-	       "read acquisitions %llu (holds %llu)\n", (unsigned long long)aw.count,
+	printf("mmap-hold (drained %s): write acquisitions %llu (holds %llu, avg %llu ns, "
+	       "max %llu ns), read acquisitions %llu (holds %llu)\n",
+	       alive ? "while it runs" : "after its exit", (unsigned long long)aw.count,
 	       (unsigned long long)hw.count, (unsigned long long)mms_stat_avg(&hw),
 	       (unsigned long long)hw.max, (unsigned long long)ar.count,
 	       (unsigned long long)hr.count);
@@ -505,6 +509,18 @@ static void test_mmap_hold(void **state)
 	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TIME], 0);
 	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TASK_SLOT], 0);
 	mms_store_destroy(st);
+}
+
+static void test_mmap_hold(void **state)
+{
+	(void)state;
+	mmap_hold_exact(false);
+}
+
+static void test_mmap_hold_alive(void **state)
+{
+	(void)state;
+	mmap_hold_exact(true);
 }
 
 /*
@@ -718,7 +734,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_many_processes),
 		cmocka_unit_test(test_short_lived),
 	};
-	const struct CMUnitTest hold[] = { cmocka_unit_test(test_mmap_hold) };
+	const struct CMUnitTest hold[] = {
+		cmocka_unit_test(test_mmap_hold),
+		cmocka_unit_test(test_mmap_hold_alive),
+	};
 	const struct CMUnitTest stock[] = {
 		cmocka_unit_test(test_rmap_stock),
 		cmocka_unit_test(test_rmap_stock_follow),
