@@ -19,7 +19,7 @@
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
-	OPT_MMAP_HOLD, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
+	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
 	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
 };
@@ -36,6 +36,7 @@ static const struct option long_opts[] = {
 	{ "vma-source", required_argument, NULL, OPT_VMA_SOURCE },
 	{ "rmap-source", required_argument, NULL, OPT_RMAP_SOURCE },
 	{ "mmap-hold", no_argument, NULL, OPT_MMAP_HOLD },
+	{ "mmap-hold-sample", required_argument, NULL, OPT_MMAP_HOLD_SAMPLE },
 	{ "type-filter", required_argument, NULL, 'Y' },
 	{ "lock-filter", required_argument, NULL, 'L' },
 	{ "callstack-filter", required_argument, NULL, 'S' },
@@ -87,6 +88,7 @@ static void usage(FILE *f)
 "      --vma-source tracepoint|fentry|inferred|off\n"
 "      --rmap-source tracepoint|fentry|stock|off\n"
 "      --mmap-hold          also trace every mmap_lock acquisition (hold times; costly)\n"
+"      --mmap-hold-sample N time 1 in N acquisitions at random (estimates; cheaper)\n"
 "      --window N           intervals of history kept (default 600)\n"
 "      --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
 "Filters (as perf lock contention):\n"
@@ -239,6 +241,17 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return parse_backend(arg, &o->rmap_src);
 	case OPT_MMAP_HOLD:
 		o->mmap_lock_hold = true;
+		return 0;
+	case OPT_MMAP_HOLD_SAMPLE:
+		if (parse_uint(arg, "--mmap-hold-sample", 1UL << 16, &v))
+			return -EINVAL;
+		if (!v || (v & (v - 1))) {
+			fprintf(stderr, "mmscope: --mmap-hold-sample wants a power of two from 1 to "
+				"65536, not '%s'\n", arg);
+			return -EINVAL;
+		}
+		o->mmap_lock_hold = true;
+		o->mmap_hold_sample = (uint32_t)v;
 		return 0;
 	case 'Y':
 		return add_types(o, arg);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,6 +22,7 @@
 struct mh_priv {
 	struct mmap_hold *skel;
 	struct mm_agg agg;
+	uint32_t sample;	/* 1 in sample acquisitions timed */
 	bool agg_ready;
 };
 
@@ -69,6 +71,37 @@ static void mh_flipped(struct mm_agg *a, struct mms_store *st)
 	close(fd);
 }
 
+/*
+ * Sampled: each timed hold stands for `sample` holds, picked at random, so
+ * counts, totals and the histogram are scaled by it (unbiased estimates);
+ * min and max are those of the holds timed.  Failed trylocks are all counted.
+ */
+static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		     const struct mm_val *vals)
+{
+	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
+	struct mms_stat sum = { 0 };
+	char comm[MM_COMM_LEN + 1];
+
+	for (int c = 0; c < a->ncpus; c++) {
+		const struct mm_stat *ks = &vals[c].stat;
+		struct mms_stat one = {
+			.count = ks->count, .total = ks->total, .min = ks->min, .max = ks->max,
+		};
+
+		memcpy(one.hist, ks->hist, sizeof(one.hist));
+		mms_stat_merge(&sum, &one);
+	}
+	if (k->metric != MH_TRYLOCK_FAIL) {
+		sum.count *= p->sample;
+		sum.total *= p->sample;
+		for (int i = 0; i < MMS_HIST_SLOTS; i++)
+			sum.hist[i] *= p->sample;
+	}
+	mm_agg_comm(a, vals, comm);
+	return mm_agg_emit(a, st, k, comm, k->metric, &sum);
+}
+
 static int mh_create(struct mms_source *src, const struct mms_options *opts)
 {
 	src->priv = calloc(1, sizeof(struct mh_priv));
@@ -84,6 +117,9 @@ static int mh_prepare(struct mms_source *src)
 	if (!p->skel)
 		return mm_bpf_fail(src, -errno, "opening the BPF object");
 	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
+	p->sample = src->opts->mmap_hold_sample > 1 ? src->opts->mmap_hold_sample : 1;
+	while ((1U << p->skel->rodata->mh_sample_shift) < p->sample)
+		p->skel->rodata->mh_sample_shift++;
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
@@ -100,6 +136,8 @@ static int mh_prepare(struct mms_source *src)
 		return mm_bpf_fail(src, err, "setting up aggregation");
 	p->agg.extra = add_acquisitions;
 	p->agg.flipped = mh_flipped;
+	if (p->sample > 1)
+		p->agg.decode = mh_decode;
 	p->agg_ready = true;
 	return 0;
 }
@@ -140,6 +178,19 @@ static void mh_destroy(struct mms_source *src)
 const struct mms_source_ops mms_mmap_hold_bpf_ops = {
 	.name = "mmap-hold-bpf",
 	.backend = "bpf",
+	.family = MMS_FAM_MMAP_LOCK,
+	.create = mh_create,
+	.prepare = mh_prepare,
+	.start = mh_start,
+	.drain = mh_drain,
+	.stop = mh_stop,
+	.destroy = mh_destroy,
+};
+
+/* --mmap-hold-sample N: the same programs, timing 1 in N acquisitions. */
+const struct mms_source_ops mms_mmap_hold_sampled_ops = {
+	.name = "mmap-hold-sampled",
+	.backend = "sampled",
 	.family = MMS_FAM_MMAP_LOCK,
 	.create = mh_create,
 	.prepare = mh_prepare,

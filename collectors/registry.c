@@ -26,6 +26,7 @@ static const struct mms_source_ops *const lock_chain[] = {
 
 static const struct mms_source_ops *const mmap_lock_chain[] = {
 	&mms_mmap_hold_bpf_ops,
+	&mms_mmap_hold_sampled_ops,
 	NULL,
 };
 
@@ -65,6 +66,7 @@ static const struct mms_source_ops *const all[] = {
 	&mms_lock_bpf_ops,
 	&mms_lock_perf_ops,
 	&mms_mmap_hold_bpf_ops,
+	&mms_mmap_hold_sampled_ops,
 	&mms_vma_tp_ops,
 	&mms_vma_fentry_ops,
 	&mms_vma_inferred_ops,
@@ -109,6 +111,9 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 {
 	enum mms_backend_choice c = family_choice(ops->family, opts);
 
+	/* Hold mode: sampled or every acquisition, one source each. */
+	if (ops->family == MMS_FAM_MMAP_LOCK && c == MMS_SRC_AUTO)
+		return (opts->mmap_hold_sample > 1) == !strcmp(ops->backend, "sampled");
 	if (c == MMS_SRC_AUTO)
 		return true;
 	if (c == MMS_SRC_OFF)

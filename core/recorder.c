@@ -245,6 +245,8 @@ static void options_text(struct rec_buf *b, const struct mms_options *o)
 	opt_line(b, "vma_source", "%s", choice_name(o->vma_src));
 	opt_line(b, "rmap_source", "%s", choice_name(o->rmap_src));
 	opt_line(b, "mmap_hold", "%d", o->mmap_lock_hold);
+	if (o->mmap_hold_sample > 1)
+		opt_line(b, "mmap_hold_sample", "%u", o->mmap_hold_sample);
 	for (int i = 0; i < o->nr_types; i++)
 		types[i] = mms_lock_type_name(o->types[i]);
 	opt_list(b, "type_filter", types, o->nr_types);

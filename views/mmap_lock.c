@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mmap_lock.h"
 #include "mmscope/mm_metrics.h"
@@ -105,8 +106,13 @@ static void totals(struct mtable *m, const struct mms_view_env *env, struct mms_
 		char h[16];
 
 		vu_fmt_rate(h, sizeof(h), mtable_sum(m, M_TRYFAIL)->count, env->secs);
+		bool sampled = env->fam && env->fam[MMS_FAM_MMAP_LOCK].backend &&
+			       !strcmp(env->fam[MMS_FAM_MMAP_LOCK].backend, "sampled");
+
 		mms_canvas_printf(c, 0, y + 1, MMS_ROLE_NORMAL, c->w,
-				  "acquired: read %s/s, write %s/s; failed trylocks %s/s", f, g, h);
+				  "acquired: read %s/s, write %s/s; failed trylocks %s/s%s", f, g, h,
+				  sampled ? "  (holds sampled: acquisitions and hold totals are "
+					    "estimates)" : "");
 	} else {
 		mms_canvas_put(c, 0, y + 1, MMS_ROLE_DIM,
 			       "hold times and acquisitions: run with --mmap-hold "

@@ -149,6 +149,8 @@ static void assert_only(struct mms_store *st, uint32_t tgid)
  * process the source follows; drained once, after the process exited or,
  * with `alive`, while it still exists.
  */
+static uint32_t hold_sample;	/* --mmap-hold-sample for toggle_run */
+
 static void toggle_run(const struct mms_source_ops *ops, int noops, bool alive,
 		       struct mms_store **out, pid_t *pid)
 {
@@ -164,6 +166,7 @@ static void toggle_run(const struct mms_source_ops *ops, int noops, bool alive,
 	mms_options_init(&o);
 	o.pid = c.pid;
 	o.mmap_lock_hold = true;
+	o.mmap_hold_sample = hold_sample;
 	src = source_up(ops, &o);
 	if (alive) {
 		child_go(&c, line, sizeof(line));
@@ -524,6 +527,37 @@ static void test_mmap_hold_alive(void **state)
 }
 
 /*
+ * --mmap-hold-sample 8: about 1 in 8 of the 2N write holds is timed, each
+ * standing for 8.  The timed number is binomial (2000, 1/8): 250 +- 14.8,
+ * so the estimate is 2000 +- 118; 5 sigma either way is allowed.  Timing
+ * every hold (16,000 after scaling) or not scaling (~250) both fail.
+ */
+static void test_mmap_hold_sampled(void **state)
+{
+	struct mms_stat aw, hw;
+	struct mms_store *st;
+	pid_t pid;
+
+	(void)state;
+	hold_sample = 8;
+	toggle_run(&mms_mmap_hold_sampled_ops, 0, false, &st, &pid);
+	hold_sample = 0;
+	assert_only(st, (uint32_t)pid);
+	aw = metric(st, MMS_M_MMAP_ACQUIRE_WRITE, -1, (uint32_t)pid);
+	hw = metric(st, MMS_M_MMAP_HOLD_WRITE, -1, (uint32_t)pid);
+	printf("mmap-hold sampled 1 in 8: write acquisitions ~%llu (exact: %d-%d), holds avg "
+	       "%llu ns\n", (unsigned long long)aw.count, 2 * TOGGLES, 2 * TOGGLES + 2,
+	       (unsigned long long)mms_stat_avg(&hw));
+	assert_int_equal(aw.count % 8, 0);
+	assert_true(aw.count >= 2 * TOGGLES - 600 && aw.count <= 2 * TOGGLES + 600);
+	assert_int_equal(hw.count, aw.count);
+	assert_true(hw.min > 0 && hw.max >= hw.min);
+	/* A release whose acquisition was not picked is not a loss. */
+	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TIME], 0);
+	mms_store_destroy(st);
+}
+
+/*
  * Not a test: `test_mm_sources run SOURCE SECONDS` attaches one source
  * system-wide and prints what it collected, for measuring its cost next to
  * a benchmark (see the report numbers for mmap-hold-bpf under stress-ng).
@@ -737,6 +771,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest hold[] = {
 		cmocka_unit_test(test_mmap_hold),
 		cmocka_unit_test(test_mmap_hold_alive),
+		cmocka_unit_test(test_mmap_hold_sampled),
 	};
 	const struct CMUnitTest stock[] = {
 		cmocka_unit_test(test_rmap_stock),
