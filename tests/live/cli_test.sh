@@ -60,6 +60,8 @@ expect_err "unrecognized option" "unknown option named"
 expect_rc 2 "bad type filter" "$mms" report -Y nolock
 expect_err "unknown lock type 'nolock'" "bad type named"
 expect_rc 2 "-p with command" "$mms" report -p 1 -- true
+expect_rc 2 "hold sample not a power of two" "$mms" report --mmap-hold-sample 3
+expect_err "power of two from 1 to 65536, not '3'" "hold sample named"
 expect_rc 2 "record without -o" "$mms" record --duration 1
 expect_rc 2 "compare one side" "$mms" compare "$tmp/x"
 # A PID that does not exist: clear error before anything starts.
@@ -90,6 +92,19 @@ assert set(r["lost"]) >= {"task_slot", "stack", "time", "map_full", "ring_lost"}
 m = [x for x in r["metrics"] if x["name"] == "vma.inferred.down" and x["detail"] == "mprotect"
      and x["comm"] == "mprotect_toggle"]
 assert m and m[0]["count"] == 200 and m[0]["total"] == 400, m
+PY
+
+# Sampled hold mode end to end: the JSON says which source, the acquisition count is
+# an estimate (1000 toggles: 2000 write holds, about 250 timed, 5 sigma allowed).
+expect_rc 0 "report --mmap-hold-sample" "$mms" report --mmap-hold-sample 8 --by process \
+	--json -o "$tmp/s.json" -- "$toggle" -n 1000
+python3 - "$tmp/s.json" <<'PY' && ok "sampled holds: estimated, labelled" || bad "sampled holds"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sources"]["mmap_lock"]["backend"] == "sampled", r["sources"]["mmap_lock"]
+m = [x for x in r["metrics"] if x["name"] == "mmap_lock.acquire.write"
+     and x["comm"] == "mprotect_toggle"]
+assert m and m[0]["count"] % 8 == 0 and 1400 <= m[0]["count"] <= 2600, m
 PY
 
 # -p on one of two identical workloads sees only that one (locks, mmap_lock and
