@@ -157,14 +157,9 @@ void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM
 	}
 }
 
-static int add_key(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
-		   const struct mm_val *vals)
+void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_stat *sum)
 {
-	struct mms_stat sum = { 0 };
-	char comm[MM_COMM_LEN + 1];
-
-	if (a->decode)
-		return a->decode(a, st, k, vals);
+	memset(sum, 0, sizeof(*sum));
 	for (int c = 0; c < a->ncpus; c++) {
 		const struct mm_stat *ks = &vals[c].stat;
 		struct mms_stat one = {
@@ -172,8 +167,38 @@ static int add_key(struct mm_agg *a, struct mms_store *st, const struct mm_key *
 		};
 
 		memcpy(one.hist, ks->hist, sizeof(one.hist));
-		mms_stat_merge(&sum, &one);
+		mms_stat_merge(sum, &one);
 	}
+}
+
+void mm_iter_run(struct bpf_link *it)
+{
+	char buf[64];
+	int fd;
+
+	if (!it)
+		return;	/* not attached (yet, or any more) */
+	fd = bpf_iter_create(bpf_link__fd(it));
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
+}
+
+static int add_key(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
+		   const struct mm_val *vals)
+{
+	struct mms_stat sum;
+	char comm[MM_COMM_LEN + 1];
+
+	if (a->decode)
+		return a->decode(a, st, k, vals);
+	mm_agg_sum(a, vals, &sum);
 	mm_agg_comm(a, vals, comm);
 	return mm_agg_emit(a, st, k, comm, k->metric, &sum);
 }

@@ -290,6 +290,10 @@ int mm_agg_emit(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		const char *comm, uint32_t metric, const struct mms_stat *stat);
 /* The process name from an entry's per-CPU values ("" when none has it). */
 void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM_COMM_LEN + 1]);
+/* An entry's per-CPU statistics summed. */
+void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_stat *sum);
+/* Runs a task iterator program (attached as link it, may be NULL) over every task once. */
+void mm_iter_run(struct bpf_link *it);
 
 int mm_agg_init(struct mm_agg *a, struct bpf_map *map, volatile __u32 *gen,
 		const __u64 *lost, const char *const *names, uint32_t nr_names);

@@ -7,10 +7,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
 
 #include "mm_agg.h"
 #include "mmap_hold.h"
@@ -52,23 +48,9 @@ static int add_acquisitions(struct mms_store *st, uint32_t proc_id, const struct
 static void mh_flipped(struct mm_agg *a, struct mms_store *st)
 {
 	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
-	struct bpf_link *it = p->skel->links.mh_flush_all;
-	char buf[64];
-	int fd;
 
 	(void)st;
-	if (!it)
-		return;	/* not attached (yet, or any more) */
-	fd = bpf_iter_create(bpf_link__fd(it));
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n == 0 || (n < 0 && errno != EINTR))
-			break;
-	}
-	close(fd);
+	mm_iter_run(p->skel->links.mh_flush_all);
 }
 
 /*
@@ -80,18 +62,10 @@ static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 		     const struct mm_val *vals)
 {
 	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
-	struct mms_stat sum = { 0 };
+	struct mms_stat sum;
 	char comm[MM_COMM_LEN + 1];
 
-	for (int c = 0; c < a->ncpus; c++) {
-		const struct mm_stat *ks = &vals[c].stat;
-		struct mms_stat one = {
-			.count = ks->count, .total = ks->total, .min = ks->min, .max = ks->max,
-		};
-
-		memcpy(one.hist, ks->hist, sizeof(one.hist));
-		mms_stat_merge(&sum, &one);
-	}
+	mm_agg_sum(a, vals, &sum);
 	if (k->metric != MH_TRYLOCK_FAIL) {
 		sum.count *= p->sample;
 		sum.total *= p->sample;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -291,22 +290,7 @@ static int vi_start(struct mms_source *src)
  */
 static void vi_flush_calls(struct vi_priv *p)
 {
-	struct bpf_link *it = p->skel->links.vi_flush_all;
-	char buf[64];
-	int fd;
-
-	if (!it)
-		return;	/* not attached (yet, or any more) */
-	fd = bpf_iter_create(bpf_link__fd(it));
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n == 0 || (n < 0 && errno != EINTR))
-			break;
-	}
-	close(fd);
+	mm_iter_run(p->skel->links.vi_flush_all);
 }
 
 static int vi_drain(struct mms_source *src, struct mms_store *st)
