@@ -100,6 +100,15 @@ static uint32_t stacks2_entries(const struct mms_options *o)
 	return o->stack_entries / 4 ? o->stack_entries / 4 : 1;
 }
 
+/* Stack map `second` (0: first, 1: the collisions') of bank `bank`. */
+static struct bpf_map *stack_map(const struct lb_src *lb, uint32_t bank, uint32_t second)
+{
+	struct lock_bpf *skel = lb->skel;
+
+	return bank ? (second ? skel->maps.stacks2_b : skel->maps.stacks_b) :
+		      (second ? skel->maps.stacks2 : skel->maps.stacks);
+}
+
 /* libbpf's own words on a failure, for src->why. */
 static char libbpf_msg[256];
 
@@ -189,22 +198,13 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg1, o->map_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.lock_infos, o->map_entries);
 	/* Without stacks the maps stay, unused: one entry each. */
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks,
-					      o->no_stacks ? 1 : o->stack_entries);
-	err = err ?: bpf_map__set_value_size(skel->maps.stacks,
-					     lb->stack_depth * sizeof(uint64_t));
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2,
-					      o->no_stacks ? 1 : stacks2_entries(o));
-	err = err ?: bpf_map__set_value_size(skel->maps.stacks2,
-					     lb->stack_depth * sizeof(uint64_t));
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks_b,
-					      o->no_stacks ? 1 : o->stack_entries);
-	err = err ?: bpf_map__set_value_size(skel->maps.stacks_b,
-					     lb->stack_depth * sizeof(uint64_t));
-	err = err ?: bpf_map__set_max_entries(skel->maps.stacks2_b,
-					      o->no_stacks ? 1 : stacks2_entries(o));
-	err = err ?: bpf_map__set_value_size(skel->maps.stacks2_b,
-					     lb->stack_depth * sizeof(uint64_t));
+	for (uint32_t i = 0; i < 4; i++) {
+		struct bpf_map *m = stack_map(lb, i / 2, i % 2);
+
+		err = err ?: bpf_map__set_max_entries(m, o->no_stacks ? 1 : i % 2 ?
+						      stacks2_entries(o) : o->stack_entries);
+		err = err ?: bpf_map__set_value_size(m, lb->stack_depth * sizeof(uint64_t));
+	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: sizing maps failed: %s",
@@ -470,8 +470,7 @@ static int resolve_stack(struct lb_src *lb, struct mms_store *st, int32_t sid, u
 	bank = (lb->sepoch - age) & 1;
 	map2 = (sid & LB_STACK2) != 0;
 	idx = (uint32_t)sid & LB_STACK_IDX;
-	map = bank ? (map2 ? lb->skel->maps.stacks2_b : lb->skel->maps.stacks_b) :
-		     (map2 ? lb->skel->maps.stacks2 : lb->skel->maps.stacks);
+	map = stack_map(lb, bank, map2);
 	slot_nr = bank * lb->bank_slots + (map2 ? lb->map1_slots : 0) + idx;
 	if (idx >= (map2 ? lb->bank_slots - lb->map1_slots : lb->map1_slots))
 		return 0;
@@ -530,8 +529,8 @@ static void maybe_switch_bank(struct lb_src *lb)
 
 	if (lb->opts->no_stacks || (lb->fill[bank][0] * 8 < n1 && lb->fill[bank][1] * 8 < n2))
 		return;
-	clear_stack_map(next ? lb->skel->maps.stacks_b : lb->skel->maps.stacks);
-	clear_stack_map(next ? lb->skel->maps.stacks2_b : lb->skel->maps.stacks2);
+	clear_stack_map(stack_map(lb, next, 0));
+	clear_stack_map(stack_map(lb, next, 1));
 	memset(lb->stacks + next * lb->bank_slots, 0, lb->bank_slots * sizeof(*lb->stacks));
 	lb->fill[next][0] = lb->fill[next][1] = 0;
 	lb->sepoch++;
