@@ -325,6 +325,15 @@ static int stack_resolve(struct mms_lock_common *lc, struct mms_store *st, const
 			snprintf(syms[n], sizeof(syms[n]), "%#llx",
 				 (unsigned long long)mms_lock_common_hide(lc, ips[i]));
 		kept[n] = mms_lock_common_hide(lc, ips[i]);
+		/*
+		 * A wait inside an interrupt: what it interrupted is arbitrary (a
+		 * new stack for every interrupted instruction), not the lock's
+		 * caller.  The stack ends at the interrupt's entry.
+		 */
+		if (mms_ksyms_is_irq_entry(lc->ks, ips[i])) {
+			n++;
+			break;
+		}
 	}
 	*id = 0;
 	if (!stack_matches(lc, syms, n))

@@ -41,7 +41,8 @@ const char *mms_lock_common_error(void);
 /*
  * Raw kernel IPs of one contention, innermost first (as bpf_get_stackid and
  * PERF_SAMPLE_CALLCHAIN give them, without PERF_CONTEXT_* markers).  Drops the
- * lock-primitive frames and opts->stack_skip more, keeps opts->max_stack,
+ * lock-primitive frames and opts->stack_skip more, keeps opts->max_stack
+ * frames and none past an interrupt's entry (mms_ksyms_is_irq_entry),
  * symbolises and interns them.  *stack_id = 0 when nothing is left.
  * Returns 0, MMS_LC_SKIP when -S rejects the stack, or -ENOMEM.
  * Cached by raw stack until the store's epoch changes, so call it freely.

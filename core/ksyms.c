@@ -203,6 +203,16 @@ bool mms_ksyms_is_lock_func(const struct mms_ksyms *ks, uint64_t addr)
 	       (addr >= ks->lock_start && addr < ks->lock_end);
 }
 
+bool mms_ksyms_is_irq_entry(const struct mms_ksyms *ks, uint64_t addr)
+{
+	const struct mms_ksym *s = ks ? mms_ksyms_find(ks, addr) : NULL;
+
+	if (!s || (s->type != 't' && s->type != 'T'))
+		return false;
+	return !strncmp(s->name, "asm_sysvec_", 11) || !strcmp(s->name, "asm_common_interrupt") ||
+	       !strcmp(s->name, "asm_spurious_interrupt");
+}
+
 int mms_ksyms_data_name(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_t len)
 {
 	const struct mms_ksym *s = mms_ksyms_find(ks, addr);

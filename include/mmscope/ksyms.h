@@ -40,6 +40,12 @@ int mms_ksyms_format(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_
 /* Inside a lock primitive or the scheduler, where callers are not. */
 bool mms_ksyms_is_lock_func(const struct mms_ksyms *ks, uint64_t addr);
 /*
+ * An interrupt's entry stub (x86: asm_sysvec_*, asm_common_interrupt,
+ * asm_spurious_interrupt): the frames past it are whatever the interrupt
+ * happened to interrupt, not callers of the code inside it.
+ */
+bool mms_ksyms_is_irq_entry(const struct mms_ksyms *ks, uint64_t addr);
+/*
  * Names a static lock: the data symbol containing addr ("rcu_state+0x40").
  * Returns the length written, 0 when no data symbol covers it.
  */

@@ -29,6 +29,9 @@ static const char kallsyms[] =
 	"ffffffff81001400 T __x64_sys_mprotect\n"
 	"ffffffff81001800 t vma_prepare\n"
 	"ffffffff81002000 T do_syscall_64\n"
+	"ffffffff81003000 t handle_softirqs\n"
+	"ffffffff81003400 T asm_sysvec_apic_timer_interrupt\n"
+	"ffffffff81003500 T asm_common_interrupt\n"
 	"ffffffff82000000 T __sched_text_start\n"
 	"ffffffff82000000 T rwsem_down_write_slowpath\n"
 	"ffffffff82000400 T down_write\n"
@@ -46,6 +49,9 @@ static const char kallsyms[] =
 #define IP_SYS 0xffffffff8100141bULL		/* __x64_sys_mprotect+0x1b */
 #define IP_PREPARE 0xffffffff81001840ULL	/* vma_prepare+0x40 */
 #define IP_SYSCALL 0xffffffff81002071ULL	/* do_syscall_64+0x71 */
+#define IP_SOFTIRQ 0xffffffff810030cdULL	/* handle_softirqs+0xcd */
+#define IP_SYSVEC 0xffffffff81003416ULL		/* asm_sysvec_apic_timer_interrupt+0x16 */
+#define IP_COMMON 0xffffffff81003516ULL		/* asm_common_interrupt+0x16 */
 
 struct fixture {
 	char path[64];
@@ -163,6 +169,44 @@ static void test_stack_filter(void **state)
 	f->o.max_stack = 1;
 	assert_int_equal(mms_lock_common_create(&f->o, f->ks, &lc), 0);
 	assert_int_equal(mms_lock_common_stack(lc, f->st, other, 3, &id), MMS_LC_SKIP);
+	mms_lock_common_destroy(lc);
+}
+
+/*
+ * A wait inside an interrupt: the frames past the interrupt's entry are what
+ * it interrupted, different for every wait.  The stack ends at the entry, so
+ * those waits share one stack, and -S sees only what is shown.
+ */
+static void test_stack_irq(void **state)
+{
+	struct fixture *f = *state;
+	struct mms_lock_common *lc;
+	const uint64_t in_mprotect[] = { IP_SPIN, IP_SOFTIRQ, IP_SYSVEC, IP_MPROTECT, IP_SYS };
+	const uint64_t in_prepare[] = { IP_SPIN, IP_SOFTIRQ, IP_SYSVEC, IP_PREPARE, IP_SYSCALL };
+	const uint64_t device[] = { IP_SPIN, IP_SOFTIRQ, IP_COMMON, IP_PREPARE };
+	uint32_t id, id2, id3;
+
+	f->o.max_stack = 8;
+	assert_int_equal(mms_lock_common_create(&f->o, f->ks, &lc), 0);
+	assert_int_equal(mms_lock_common_stack(lc, f->st, in_mprotect, 5, &id), 0);
+	assert_int_equal(stack_nr(f, id), 2);
+	assert_string_equal(frame(f, id, 0), "handle_softirqs+0xcd");
+	assert_string_equal(frame(f, id, 1), "asm_sysvec_apic_timer_interrupt+0x16");
+	assert_int_equal(mms_lock_common_stack(lc, f->st, in_prepare, 5, &id2), 0);
+	assert_int_equal(id2, id);
+	assert_int_equal(mms_lock_common_stack(lc, f->st, device, 4, &id3), 0);
+	assert_int_equal(stack_nr(f, id3), 2);
+	assert_string_equal(frame(f, id3, 1), "asm_common_interrupt+0x16");
+	/* Outside an interrupt nothing changes. */
+	assert_int_equal(mms_lock_common_stack(lc, f->st, raw, 5, &id), 0);
+	assert_int_equal(stack_nr(f, id), 3);
+	mms_lock_common_destroy(lc);
+
+	f->o.stack_match[0] = "do_mprotect";
+	f->o.nr_stack_match = 1;
+	assert_int_equal(mms_lock_common_create(&f->o, f->ks, &lc), 0);
+	assert_int_equal(mms_lock_common_stack(lc, f->st, in_mprotect, 5, &id), MMS_LC_SKIP);
+	assert_int_equal(mms_lock_common_stack(lc, f->st, raw, 5, &id), 0);
 	mms_lock_common_destroy(lc);
 }
 
@@ -426,6 +470,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stack_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_skip_and_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_irq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_filter, setup, teardown),
