@@ -246,7 +246,10 @@ void mms_query_row_label(const struct mms_store *st, const struct mms_query *q, 
 	case MMS_BY_TASK:
 	case MMS_BY_PROCESS:
 		t = mms_store_get_task(st, r->first_task);
-		label_copy(r->label, t ? mms_store_get_str(st, t->comm_id) : "?");
+		if (t && mms_tgid_short(t->tgid))	/* short-lived processes together */
+			snprintf(r->label, sizeof(r->label), "<%s>", mms_store_get_str(st, t->comm_id));
+		else
+			label_copy(r->label, t ? mms_store_get_str(st, t->comm_id) : "?");
 		break;
 	case MMS_BY_TYPE:
 		label_copy(r->label, mms_lock_type_name(r->flags));

@@ -114,6 +114,140 @@ const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk)
 	return unpack(rec, bk, d) ? d : NULL;
 }
 
+/*
+ * One column of statistics (the writer's put_stat_cols) into the rows at
+ * first, stride bytes apart: count, total, min, max - min, non-empty slots,
+ * then (gap, value) per non-empty slot.  The slot counts wait in the first
+ * slot until the pairs are read.
+ */
+static void unpack_stat_cols(struct rec_cur *c, uint8_t *first, size_t stride, uint32_t n,
+			     uint32_t slots)
+{
+	uint8_t *r;
+	uint32_t i;
+
+	for (int f = 0; f < 3; f++)
+		for (i = 0, r = first; i < n; i++, r += stride) {
+			uint64_t v = rec_get_varint(c);
+
+			rec_le32(r + 8 * f, (uint32_t)v);
+			rec_le32(r + 8 * f + 4, (uint32_t)(v >> 32));
+		}
+	for (i = 0, r = first; i < n; i++, r += stride) {
+		uint64_t max = rec_rd64(r + 16) + rec_get_varint(c);	/* modulo 2^64, as written */
+
+		rec_le32(r + 24, (uint32_t)max);
+		rec_le32(r + 28, (uint32_t)(max >> 32));
+	}
+	for (i = 0, r = first; i < n; i++, r += stride) {
+		uint64_t nz = rec_get_varint(c);
+
+		if (nz > slots)
+			c->bad = true;
+		rec_le32(r + REC_STAT_FIXED, (uint32_t)nz);
+	}
+	for (i = 0, r = first; i < n && !c->bad; i++, r += stride) {
+		uint32_t nz = rec_rd32(r + REC_STAT_FIXED);
+		uint64_t k = 0;
+
+		rec_le32(r + REC_STAT_FIXED, 0);
+		for (uint32_t j = 0; j < nz && !c->bad; j++, k++) {
+			uint64_t v;
+
+			k += rec_get_varint(c);
+			v = rec_get_varint(c);
+			if (k >= slots || v > UINT32_MAX) {
+				c->bad = true;
+				break;
+			}
+			rec_le32(r + REC_STAT_FIXED + 4 * k, (uint32_t)v);
+		}
+	}
+}
+
+/* n key columns of u32 (varints) into the rows at first. */
+static void unpack_keys(struct rec_cur *c, uint8_t *first, size_t stride, uint32_t n, int keys)
+{
+	for (int f = 0; f < keys; f++) {
+		uint8_t *r = first + 4 * f;
+
+		for (uint32_t i = 0; i < n; i++, r += stride) {
+			uint64_t v = rec_get_varint(c);
+
+			if (v > UINT32_MAX)
+				c->bad = true;
+			rec_le32(r, (uint32_t)v);
+		}
+	}
+}
+
+/* A packed interval (docs/FORMAT.md) in the fixed layout; why says what failed. */
+static const uint8_t *unpack_iv(struct mms_recording *rec, const uint8_t *p, size_t n,
+				size_t *out_n, const char **why)
+{
+	struct rec_cur c = { .p = p, .len = n };
+	uint32_t n_lost, slots, lock_rs, n_locks, metric_rs, n_metrics, stat_size;
+	size_t hdr, rows;
+	uint8_t *o;
+
+	*why = "malformed interval";
+	rec_get(&c, 28);	/* seq, start, duration, flags */
+	n_lost = rec_get_u32(&c);
+	if (n_lost > REC_MAX_LOST)
+		return NULL;
+	rec_get(&c, 8 * (size_t)n_lost);
+	slots = rec_get_u32(&c);
+	lock_rs = rec_get_u32(&c);
+	n_locks = rec_get_u32(&c);
+	metric_rs = rec_get_u32(&c);
+	n_metrics = rec_get_u32(&c);
+	if (c.bad || !slots || slots > REC_MAX_HIST)
+		return NULL;
+	stat_size = REC_STAT_FIXED + 4 * slots;
+	if (lock_rs < REC_LOCK_KEY + stat_size || lock_rs > 65536 ||
+	    metric_rs < REC_METRIC_KEY + stat_size || metric_rs > 65536)
+		return NULL;
+	/* Every row has at least a byte per column: bounds what a claim costs. */
+	if ((uint64_t)n_locks * 9 + (uint64_t)n_metrics * 8 > rec_left(&c))
+		return NULL;
+	hdr = c.off;
+	rows = (size_t)n_locks * lock_rs + (size_t)n_metrics * metric_rs;
+	rec->unpacked.len = 0;
+	rec->unpacked.oom = false;
+	o = rec_buf_reserve(&rec->unpacked, hdr + rows);
+	if (!o) {
+		*why = "out of memory";
+		return NULL;
+	}
+	memcpy(o, p, hdr);
+	memset(o + hdr, 0, rows);
+	unpack_keys(&c, o + hdr, lock_rs, n_locks, REC_LOCK_KEY / 4);
+	unpack_stat_cols(&c, o + hdr + REC_LOCK_KEY, lock_rs, n_locks, slots);
+	o += hdr + (size_t)n_locks * lock_rs;
+	unpack_keys(&c, o, metric_rs, n_metrics, REC_METRIC_KEY / 4);
+	unpack_stat_cols(&c, o + REC_METRIC_KEY, metric_rs, n_metrics, slots);
+	if (c.bad)
+		return NULL;
+	*out_n = hdr + rows;
+	return rec->unpacked.p;
+}
+
+const uint8_t *rec_iv_payload(struct mms_recording *rec, const struct blk *bk, size_t *n)
+{
+	const uint8_t *p = rec_payload_tmp(rec, bk);
+	const char *why;
+
+	if (!p)
+		return NULL;
+	*n = bk->raw;
+	if (!(bk->flags & REC_BF_PACKED))
+		return p;
+	p = unpack_iv(rec, p, bk->raw, n, &why);
+	if (!p)
+		damage(rec, bk->off, "%s", why);
+	return p;
+}
+
 /* ---- Header and END ---- */
 
 static void copy_str(char *dst, size_t cap, const uint8_t *p, size_t n)
@@ -387,12 +521,12 @@ bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
 }
 
 static const char *scan_interval(struct mms_recording *rec, const struct blk *bk,
-				 const uint8_t *p)
+				 const uint8_t *p, size_t n)
 {
 	struct iv_view v;
 	struct iv_ent *e;
 
-	if (!rec_parse_iv(p, bk->raw, &v))
+	if (!rec_parse_iv(p, n, &v))
 		return "malformed interval";
 	for (uint32_t i = 0; i < v.meta.n_locks; i++) {
 		const uint8_t *r = v.locks + (size_t)i * v.lock_rs;
@@ -438,6 +572,7 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 {
 	const char *why = NULL;
 	const uint8_t *p;
+	size_t n;
 
 	if (bk->type < REC_B_HEADER || bk->type > REC_B_END) {
 		rec->info.unknown_blocks++;	/* from a newer mmscope: skip it */
@@ -450,10 +585,10 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 	case REC_B_HEADER:
 		return damage(rec, bk->off, "a second header");
 	case REC_B_INTERVAL:
-		p = rec_payload_tmp(rec, bk);
+		p = rec_iv_payload(rec, bk, &n);
 		if (!p)
 			return false;
-		why = scan_interval(rec, bk, p);
+		why = scan_interval(rec, bk, p, n);
 		break;
 	case REC_B_END:
 		p = rec_payload_tmp(rec, bk);
@@ -649,6 +784,7 @@ void mms_recording_close(struct mms_recording *rec)
 	free(rec->defs);
 	free(rec->ivs);
 	free(rec->scratch);
+	rec_buf_free(&rec->unpacked);
 	ZSTD_freeDCtx(rec->dctx);
 	free(rec->owned);
 	free(rec);

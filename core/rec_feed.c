@@ -271,6 +271,7 @@ static int open_iv(struct mms_recording *rec, struct mms_store *st, uint32_t idx
 	const struct iv_ent *e = &rec->ivs[idx];
 	struct blk bk;
 	const uint8_t *p;
+	size_t n;
 
 	if (!rec->indexed && build_index(rec))
 		return -ENOMEM;
@@ -282,8 +283,8 @@ static int open_iv(struct mms_recording *rec, struct mms_store *st, uint32_t idx
 	}
 	bk = (struct blk){ .off = e->off, .flags = e->bflags, .stored = e->stored, .raw = e->raw,
 			   .payload = rec->buf + e->off + REC_BLOCK_HDR };
-	p = rec_payload_tmp(rec, &bk);
-	if (!p || !rec_parse_iv(p, e->raw, v))
+	p = rec_iv_payload(rec, &bk, &n);
+	if (!p || !rec_parse_iv(p, n, v))
 		return -EBADMSG;	/* checked at open: only memory can fail here */
 	return 0;
 }

@@ -114,6 +114,40 @@ uint64_t rec_get_u64(struct rec_cur *c)
 	return p ? rec_rd64(p) : 0;
 }
 
+void rec_put_varint(struct rec_buf *b, uint64_t v)
+{
+	uint8_t x[10];
+	size_t n = 0;
+
+	do {
+		x[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		x[n++] |= v ? 0x80 : 0;
+	} while (v);
+	rec_put(b, x, n);
+}
+
+uint64_t rec_get_varint(struct rec_cur *c)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; !c->bad; shift += 7) {
+		const uint8_t *p = rec_get(c, 1);
+
+		if (!p)
+			break;
+		/* The tenth byte holds bit 63 only; longer is malformed. */
+		if (shift == 63 && *p > 1) {
+			c->bad = true;
+			break;
+		}
+		v |= (uint64_t)(*p & 0x7f) << shift;
+		if (!(*p & 0x80))
+			return v;
+	}
+	return 0;
+}
+
 uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t n)
 {
 	uLong crc = crc32(0L, Z_NULL, 0);

@@ -34,8 +34,9 @@ enum rec_block_type {
 
 enum rec_block_flags {
 	REC_BF_ZSTD = 1U << 0,	/* payload is one zstd frame of raw bytes */
+	REC_BF_PACKED = 1U << 1,	/* INTERVAL: rows as varint columns (1.1) */
 };
-#define REC_BF_KNOWN REC_BF_ZSTD
+#define REC_BF_KNOWN (REC_BF_ZSTD | REC_BF_PACKED)
 
 /* HEADER fields (tag, length, value). */
 enum rec_header_tag {
@@ -79,6 +80,8 @@ void rec_put(struct rec_buf *b, const void *p, size_t n);
 void rec_put_u16(struct rec_buf *b, uint16_t v);
 void rec_put_u32(struct rec_buf *b, uint32_t v);
 void rec_put_u64(struct rec_buf *b, uint64_t v);
+/* LEB128: 7 bits a byte, low first, at most 10 bytes. */
+void rec_put_varint(struct rec_buf *b, uint64_t v);
 /* A tag-length-value field. */
 void rec_put_field(struct rec_buf *b, uint16_t tag, const void *p, size_t n);
 void rec_put_field_str(struct rec_buf *b, uint16_t tag, const char *s);
@@ -94,6 +97,8 @@ const uint8_t *rec_get(struct rec_cur *c, size_t n);
 uint16_t rec_get_u16(struct rec_cur *c);
 uint32_t rec_get_u32(struct rec_cur *c);
 uint64_t rec_get_u64(struct rec_cur *c);
+/* Truncated or longer than 10 bytes: bad. */
+uint64_t rec_get_varint(struct rec_cur *c);
 static inline size_t rec_left(const struct rec_cur *c)
 {
 	return c->bad ? 0 : c->len - c->off;

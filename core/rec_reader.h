@@ -64,6 +64,7 @@ struct mms_recording {
 	ZSTD_DCtx *dctx;
 	uint8_t *scratch;
 	size_t scratch_cap;
+	struct rec_buf unpacked;	/* a packed interval's rows, unpacked */
 	struct idmap defined[MMS_TAB_NR];	/* while scanning: ids defined so far */
 	uint32_t refs;		/* the opener, and stores holding deferred intervals */
 	/*
@@ -100,6 +101,11 @@ struct blk {
 
 /* The payload of bk, decompressed into scratch when needed; NULL when damaged. */
 const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk);
+/*
+ * An interval's payload in the fixed-row layout (packed rows unpacked into
+ * rec->unpacked) and its length; NULL when damaged (recorded as damage).
+ */
+const uint8_t *rec_iv_payload(struct mms_recording *rec, const struct blk *bk, size_t *n);
 /* Decodes the fixed part of an interval payload; false when it does not fit. */
 bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v);
 

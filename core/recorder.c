@@ -55,7 +55,9 @@ static uint64_t now_ns(clockid_t clk)
 }
 
 /* Frames raw as one block at the end of out, compressed when that is smaller. */
-static void append_block(struct mms_recorder *r, uint16_t type, const uint8_t *raw, size_t n)
+/* enc: how raw is encoded (REC_BF_PACKED); zstd is added here when it shrinks it. */
+static void append_block(struct mms_recorder *r, uint16_t type, uint16_t enc, const uint8_t *raw,
+			 size_t n)
 {
 	struct rec_buf *out = &r->out;
 	size_t at = out->len, stored = n;
@@ -82,7 +84,7 @@ static void append_block(struct mms_recorder *r, uint16_t type, const uint8_t *r
 	}
 	h = out->p + at;
 	rec_le16(h, type);
-	rec_le16(h + 2, flags);
+	rec_le16(h + 2, flags | enc);
 	rec_le32(h + 4, (uint32_t)stored);
 	rec_le32(h + 8, (uint32_t)n);
 	rec_le32(h + 12, rec_crc(h, h + REC_BLOCK_HDR, stored));
@@ -129,7 +131,7 @@ static int put_end(struct mms_recorder *r, const char *reason)
 	rec_put_u64(&b, now_ns(CLOCK_REALTIME));
 	r->out.len = 0;
 	if (!b.oom)
-		append_block(r, REC_B_END, b.p, b.len);
+		append_block(r, REC_B_END, 0, b.p, b.len);
 	err = b.oom || r->out.oom ? -ENOMEM : write_all(r->fd, r->out.p, r->out.len);
 	rec_buf_free(&b);
 	if (err)
@@ -413,7 +415,7 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 	}
 	encode_header(&hdr, &m);
 	if (!hdr.oom)
-		append_block(r, REC_B_HEADER, hdr.p, hdr.len);
+		append_block(r, REC_B_HEADER, 0, hdr.p, hdr.len);
 	err = hdr.oom || r->out.oom ? -ENOMEM : write_all(r->fd, r->out.p, r->out.len);
 	rec_buf_free(&hdr);
 	if (err) {
@@ -519,36 +521,62 @@ static void def_stack(struct mms_recorder *r, struct mms_store *st, uint32_t id)
 		rec_put_u32(b, k->sym_ids[i]);
 }
 
-static void put_stat(struct rec_buf *b, const struct mms_stat *s)
+/* One u32 field of every row as varints: first is row 0's, rows are stride bytes apart. */
+static void put_u32_col(struct rec_buf *b, const uint32_t *first, size_t stride, uint32_t n)
 {
-	uint8_t *p = rec_buf_reserve(b, REC_STAT_FIXED + 4 * MMS_HIST_SLOTS);
-
-	if (!p)
-		return;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* The format is little-endian u64 x 4 then u32 x 40: the struct's own bytes. */
-	_Static_assert(sizeof(*s) == REC_STAT_FIXED + 4 * MMS_HIST_SLOTS &&
-		       offsetof(struct mms_stat, hist) == REC_STAT_FIXED,
-		       "struct mms_stat is laid out as the format's stat");
-	memcpy(p, s, sizeof(*s));
-#else
-	rec_le32(p, (uint32_t)s->count);
-	rec_le32(p + 4, (uint32_t)(s->count >> 32));
-	rec_le32(p + 8, (uint32_t)s->total);
-	rec_le32(p + 12, (uint32_t)(s->total >> 32));
-	rec_le32(p + 16, (uint32_t)s->min);
-	rec_le32(p + 20, (uint32_t)(s->min >> 32));
-	rec_le32(p + 24, (uint32_t)s->max);
-	rec_le32(p + 28, (uint32_t)(s->max >> 32));
-	for (int i = 0; i < MMS_HIST_SLOTS; i++)
-		rec_le32(p + REC_STAT_FIXED + 4 * i, s->hist[i]);
-#endif
-	b->len += REC_STAT_FIXED + 4 * MMS_HIST_SLOTS;
+	for (uint32_t i = 0; i < n; i++)
+		rec_put_varint(b, *(const uint32_t *)((const char *)first + (size_t)i * stride));
 }
 
+/*
+ * A column of statistics, one field of every row at a time: count, total,
+ * min, max - min, the number of non-empty histogram slots, then each row's
+ * non-empty slots as (gap from the previous one, value).  Rows are stride
+ * bytes apart from first.
+ */
+static void put_stat_cols(struct rec_buf *b, const struct mms_stat *first, size_t stride,
+			  uint32_t n)
+{
+#define ROW(i) ((const struct mms_stat *)((const char *)first + (size_t)(i) * stride))
+	for (uint32_t i = 0; i < n; i++)
+		rec_put_varint(b, ROW(i)->count);
+	for (uint32_t i = 0; i < n; i++)
+		rec_put_varint(b, ROW(i)->total);
+	for (uint32_t i = 0; i < n; i++)
+		rec_put_varint(b, ROW(i)->min);
+	for (uint32_t i = 0; i < n; i++)
+		rec_put_varint(b, ROW(i)->max - ROW(i)->min);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nz = 0;
+
+		for (int k = 0; k < MMS_HIST_SLOTS; k++)
+			nz += !!ROW(i)->hist[k];
+		rec_put_varint(b, nz);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int next = 0;
+
+		for (int k = 0; k < MMS_HIST_SLOTS; k++) {
+			if (!ROW(i)->hist[k])
+				continue;
+			rec_put_varint(b, (uint64_t)(k - next));
+			rec_put_varint(b, ROW(i)->hist[k]);
+			next = k + 1;
+		}
+	}
+#undef ROW
+}
+
+/*
+ * The fixed part, then the rows packed (REC_BF_PACKED, docs/FORMAT.md):
+ * varint columns, so zstd sees like next to like.  The row sizes written
+ * are those of the fixed layout the reader unpacks them into.
+ */
 static void encode_interval(struct rec_buf *b, const struct mms_interval *iv)
 {
 	const uint32_t stat_size = REC_STAT_FIXED + 4 * MMS_HIST_SLOTS;
+	const struct mms_lock_sample *l = iv->locks;
+	const struct mms_metric_sample *m = iv->metrics;
 
 	rec_put_u64(b, iv->seq);
 	rec_put_u64(b, iv->start_ns);
@@ -562,22 +590,18 @@ static void encode_interval(struct rec_buf *b, const struct mms_interval *iv)
 	rec_put_u32(b, iv->n_locks);
 	rec_put_u32(b, REC_METRIC_KEY + stat_size);
 	rec_put_u32(b, iv->n_metrics);
-	for (uint32_t i = 0; i < iv->n_locks; i++) {
-		const struct mms_lock_sample *s = &iv->locks[i];
-
-		rec_put_u32(b, s->lock_id);
-		rec_put_u32(b, s->stack_id);
-		rec_put_u32(b, s->task_id);
-		rec_put_u32(b, s->flags);
-		put_stat(b, &s->wait);
+	if (iv->n_locks) {
+		put_u32_col(b, &l->lock_id, sizeof(*l), iv->n_locks);
+		put_u32_col(b, &l->stack_id, sizeof(*l), iv->n_locks);
+		put_u32_col(b, &l->task_id, sizeof(*l), iv->n_locks);
+		put_u32_col(b, &l->flags, sizeof(*l), iv->n_locks);
+		put_stat_cols(b, &l->wait, sizeof(*l), iv->n_locks);
 	}
-	for (uint32_t i = 0; i < iv->n_metrics; i++) {
-		const struct mms_metric_sample *s = &iv->metrics[i];
-
-		rec_put_u32(b, s->proc_id);
-		rec_put_u32(b, s->metric_id);
-		rec_put_u32(b, s->sub);
-		put_stat(b, &s->stat);
+	if (iv->n_metrics) {
+		put_u32_col(b, &m->proc_id, sizeof(*m), iv->n_metrics);
+		put_u32_col(b, &m->metric_id, sizeof(*m), iv->n_metrics);
+		put_u32_col(b, &m->sub, sizeof(*m), iv->n_metrics);
+		put_stat_cols(b, &m->stat, sizeof(*m), iv->n_metrics);
 	}
 }
 
@@ -602,7 +626,7 @@ static void append_defs(struct mms_recorder *r)
 			return;
 		}
 		rec_le32(b->p, r->ndefs[order[i].t]);
-		append_block(r, order[i].type, b->p, b->len);
+		append_block(r, order[i].type, 0, b->p, b->len);
 	}
 }
 
@@ -639,7 +663,7 @@ int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 		return fail(r, -ENOMEM, NULL);
 	if (r->raw.len > REC_MAX_PAYLOAD)
 		return fail(r, -EFBIG, "interval too large for the format");
-	append_block(r, REC_B_INTERVAL, r->raw.p, r->raw.len);
+	append_block(r, REC_B_INTERVAL, REC_BF_PACKED, r->raw.p, r->raw.len);
 	if (commit_out(r))
 		return r->err;
 	r->intervals++;

@@ -480,9 +480,9 @@ t_badfiles() {
 		[garbage]='not an mmscope recording \(it does not start with the mmscope magic'
 		[short-header]='cut short inside its file header'
 		[cut-header-block]="header block is damaged or missing: block at byte 16: cut short"
-		[huge-file-header]='damaged file header \(format 1.0, header size 4294967280\)'
+		[huge-file-header]='damaged file header \(format 1\.[0-9]+, header size 4294967280\)'
 		[huge-header-block]='claims 4294967280 bytes, more than any block holds'
-		[future-major]='recording format 2.0 is newer than this mmscope reads \(1.x\): read it with a newer mmscope'
+		[future-major]='recording format 2\.[0-9]+ is newer than this mmscope reads \(1.x\): read it with a newer mmscope'
 	)
 	for f in "${!why[@]}"; do
 		for c in info report replay; do

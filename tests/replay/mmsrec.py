@@ -36,16 +36,68 @@ def fields(p):
     return out
 
 
-def interval(p):
+class Varints:
+    """LEB128 varints, read one after another (packed interval rows)."""
+
+    def __init__(self, p, off):
+        self.p, self.off = p, off
+
+    def get(self):
+        v, shift = 0, 0
+        while True:
+            if self.off >= len(self.p) or shift > 63:
+                raise ValueError("malformed varint")
+            b = self.p[self.off]
+            self.off += 1
+            v |= (b & 0x7F) << shift
+            if not b & 0x80:
+                if v >= 1 << 64:
+                    raise ValueError("varint over 64 bits")
+                return v
+            shift += 7
+
+    def column(self, n, limit=1 << 64):
+        col = [self.get() for _ in range(n)]
+        if any(v >= limit for v in col):
+            raise ValueError("field too large")
+        return col
+
+
+def packed_counts(p, off, n, keys, slots):
+    """Decodes n packed rows of `keys` key columns; returns (their counts, next offset)."""
+    r = Varints(p, off)
+    for _ in range(keys):
+        r.column(n, 1 << 32)
+    count = r.column(n)
+    r.column(n)  # total
+    r.column(n)  # min
+    r.column(n)  # max - min
+    nonempty = r.column(n, slots + 1)
+    for i in range(n):
+        slot = 0
+        for _ in range(nonempty[i]):
+            slot += r.get()
+            if slot >= slots or r.get() >= 1 << 32:
+                raise ValueError("bad histogram slot")
+            slot += 1
+    return count, r.off
+
+
+def interval(p, bflags):
     seq, start, dur, flags, n_lost = struct.unpack_from("<QQQII", p, 0)
     off = 32
     lost = list(struct.unpack_from("<%dQ" % n_lost, p, off))
     off += 8 * n_lost
     slots, lock_rs, n_locks, metric_rs, n_metrics = struct.unpack_from("<5I", p, off)
     off += 20
-    waits = 0
-    for i in range(n_locks):
-        waits += struct.unpack_from("<Q", p, off + i * lock_rs + 16)[0]
+    if bflags & 2:  # packed rows: varint columns
+        counts, off = packed_counts(p, off, n_locks, 4, slots)
+        packed_counts(p, off, n_metrics, 3, slots)
+        waits = sum(counts)
+    else:
+        waits = 0
+        for i in range(n_locks):
+            waits += struct.unpack_from("<Q", p, off + i * lock_rs + 16)[0]
     return {"seq": seq, "start_ns": start, "dur_ns": dur, "flags": flags, "lost": lost,
             "locks": n_locks, "metrics": n_metrics, "waits": waits}
 
@@ -80,7 +132,7 @@ def read(path):
             s["host"] = f[2][0].decode(errors="replace")
             s["kernel"] = f[3][0].decode(errors="replace")
         elif name == "interval":
-            s["intervals"].append(interval(p))
+            s["intervals"].append(interval(p, flags))
         elif name == "end":
             s["closed"] = True
             f = fields(p)

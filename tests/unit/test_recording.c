@@ -428,10 +428,9 @@ static void test_corrupt(void **state)
 }
 
 /* Inserts a block at off (CRC and all), as a newer mmscope would write one. */
-static uint8_t *insert_block(const uint8_t *buf, size_t len, size_t off, uint16_t type,
-			     uint16_t flags, const char *payload, size_t *out_len)
+static uint8_t *insert_raw(const uint8_t *buf, size_t len, size_t off, uint16_t type,
+			   uint16_t flags, const void *payload, size_t n, size_t *out_len)
 {
-	size_t n = strlen(payload);
 	uint8_t *o = malloc(len + 16 + n), *h = o + off;
 	uLong crc;
 
@@ -450,6 +449,12 @@ static uint8_t *insert_block(const uint8_t *buf, size_t len, size_t off, uint16_
 	memcpy(h + 16 + n, buf + off, len - off);
 	*out_len = len + 16 + n;
 	return o;
+}
+
+static uint8_t *insert_block(const uint8_t *buf, size_t len, size_t off, uint16_t type,
+			     uint16_t flags, const char *payload, size_t *out_len)
+{
+	return insert_raw(buf, len, off, type, flags, payload, strlen(payload), out_len);
 }
 
 static void test_unknown_block(void **state)
@@ -479,6 +484,92 @@ static void test_unknown_block(void **state)
 	assert_non_null(strstr(mms_recording_info(rec)->damage, "newer mmscope"));
 	mms_recording_close(rec);
 	free(b2);
+	free(buf);
+	written_free(&w);
+}
+
+/*
+ * A packed interval (one lock row) whose varints are given; the fixed part
+ * says 40 histogram slots and the fixed layout's row sizes.
+ */
+static size_t packed_iv(uint8_t *p, uint32_t n_locks, const uint8_t *cols, size_t n)
+{
+	const uint32_t stat = 32 + 4 * 40;
+	const uint32_t fixed[] = { 0, 40, 16 + stat, n_locks, 12 + stat, 0 };
+	size_t o = 0;
+
+	memset(p, 0, 28);	/* seq, start, duration, flags */
+	o = 28;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, o += 4)
+		for (int b = 0; b < 4; b++)
+			p[o + b] = (uint8_t)(fixed[i] >> (8 * b));
+	memcpy(p + o, cols, n);
+	return o + n;
+}
+
+/* Packed rows (format 1.1) that do not decode: reading stops there, as for damage. */
+static void test_packed_malformed(void **state)
+{
+	static const struct {
+		const char *what;
+		uint32_t n_locks;
+		uint8_t cols[24];
+		size_t n;
+	} bad[] = {
+		/* lock, stack, task, flags, count, total, min, max-min, nonempty, (gap, value) */
+		{ "key over 32 bits", 1, { 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 1, 1, 1, 1, 0 }, 13 },
+		{ "varint over 10 bytes", 1, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					       0x7f, 0, 0, 1, 1, 1, 1, 0 }, 17 },
+		{ "more non-empty slots than slots", 1, { 0, 0, 0, 0, 1, 1, 1, 0, 41 }, 9 },
+		{ "slot past the last", 1, { 0, 0, 0, 0, 1, 1, 1, 0, 1, 40, 1 }, 11 },
+		{ "histogram cut short", 1, { 0, 0, 0, 0, 1, 1, 1, 0, 2, 0, 1 }, 11 },
+		{ "more rows than bytes", 1000000, { 0, 0, 0, 0, 1, 1, 1, 0, 0 }, 9 },
+	};
+	struct mms_recording *rec;
+	struct written w;
+	size_t len, len2;
+	uint8_t *buf, *b2, p[128];
+	char err[256];
+
+	(void)state;
+	write_file(&w, 3, 0, 600, true);
+	buf = slurp(&len);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t n = packed_iv(p, bad[i].n_locks, bad[i].cols, bad[i].n);
+
+		b2 = insert_raw(buf, len, w.size[1], 6, 2, p, n, &len2);
+		assert_int_equal(mms_recording_open_mem(b2, len2, &rec, err, sizeof(err)), 0);
+		if (mms_recording_count(rec) != 1 || !mms_recording_info(rec)->damaged)
+			fail_msg("%s: read %u intervals, damaged %d", bad[i].what,
+				 mms_recording_count(rec), mms_recording_info(rec)->damaged);
+		assert_non_null(strstr(mms_recording_info(rec)->damage, "malformed interval"));
+		mms_recording_close(rec);
+		free(b2);
+	}
+	/* The same bytes made well-formed decode: a row of 1 wait of 5 ns in slot 2. */
+	{
+		static const uint8_t good[] = { 0, 0, 0, 0, 1, 5, 5, 0, 1, 2, 1 };
+		size_t n = packed_iv(p, 1, good, sizeof(good));
+		struct mms_store *st;
+		const struct mms_interval *iv;
+
+		b2 = insert_raw(buf, len, w.size[1], 6, 2, p, n, &len2);
+		assert_int_equal(mms_recording_open_mem(b2, len2, &rec, err, sizeof(err)), 0);
+		assert_false(mms_recording_info(rec)->damaged);
+		assert_int_equal(mms_recording_count(rec), 4);
+		assert_int_equal(mms_store_create(NULL, &st), 0);
+		assert_int_equal(mms_recording_feed(rec, st, 1), 0);
+		iv = mms_store_latest(st);
+		assert_non_null(iv);
+		assert_int_equal(iv->n_locks, 1);
+		assert_int_equal(iv->locks[0].wait.count, 1);
+		assert_int_equal(iv->locks[0].wait.total, 5);
+		assert_int_equal(iv->locks[0].wait.max, 5);
+		assert_int_equal(iv->locks[0].wait.hist[2], 1);
+		mms_store_destroy(st);
+		mms_recording_close(rec);
+		free(b2);
+	}
 	free(buf);
 	written_free(&w);
 }
@@ -698,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_unknown_block),
+		cmocka_unit_test(test_packed_malformed),
 		cmocka_unit_test(test_file_safety),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_replay_seek),
