@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lock_bpf.h"
+#include "short_exit.bpf.h"
 
 #define ENOMEM 12
 #define EBUSY 16
@@ -42,6 +43,13 @@ const volatile bool no_stacks;		/* nothing shows a caller: take no stacks */
 __u32 gen;		/* generation new records go to */
 __u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
 __u32 stack_epoch;	/* the bank stacks go to: stack_epoch & 1 (see lock_bpf.h) */
+/* System-wide: processes that lived less than this (ns) are announced in lb_exits. */
+volatile __u64 lb_short_ns;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SHORT_EXIT_RING);
+} lb_exits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -635,6 +643,14 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid != ctgid && bpf_map_lookup_elem(&follow_tgids, &ptgid))
 		bpf_map_update_elem(&follow_tgids, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/* System-wide only: short-lived processes' rows go to their name's group (short_exit.h). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(short_exit, struct task_struct *p)
+{
+	short_exit_note(p, lb_short_ns, &lb_exits);
 	return 0;
 }
 

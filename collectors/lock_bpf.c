@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,6 +22,7 @@
 #include "lock_bpf.h"
 #include "lock_bpf.skel.h"
 #include "lock_common.h"
+#include "short_procs.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
@@ -28,7 +30,7 @@
 _Static_assert(LB_HIST_SLOTS == MMS_HIST_SLOTS, "histogram slots differ");
 _Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
-enum { PROG_BEGIN, PROG_END, PROG_FORK, NR_LINKS };
+enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
 
 /* Raw stack id -> store stack id, valid for one store epoch. */
 struct stack_slot {
@@ -83,6 +85,10 @@ struct lb_src {
 	struct mount_ent *mounts;
 	uint32_t nr_mounts;
 	bool mounts_fresh;		/* reread at most once per drain */
+
+	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
+	struct mms_short *dead;
+	uint64_t last_drain;		/* CLOCK_MONOTONIC ns */
 };
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -183,6 +189,12 @@ static int explain_load_error(struct mms_source *src, int err, const char *what)
 			       libbpf_msg[0] ? ": " : "", libbpf_msg);
 }
 
+/* System-wide, short-lived processes are shown together per name (short_exit.h). */
+static bool fold_short(const struct mms_options *o)
+{
+	return o->pid <= 0 && !o->nr_tids;
+}
+
 /* Sizes, knobs and filters, between open and load. */
 static int configure(struct mms_source *src, struct lb_src *lb)
 {
@@ -221,6 +233,8 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 								  MMS_MAX_FILTERS) > 0;
 	/* Children forked since start are followed, as perf's inherited events are. */
 	bpf_program__set_autoload(skel->progs.follow_fork, o->pid > 0 && !o->no_inherit);
+	/* A followed process and its children keep rows of their own: the user asked. */
+	bpf_program__set_autoload(skel->progs.short_exit, fold_short(o));
 	return 0;
 }
 
@@ -259,6 +273,7 @@ static int attach(struct mms_source *src, struct lb_src *lb)
 		lb->skel->progs.contention_begin,
 		lb->skel->progs.contention_end,
 		lb->skel->progs.follow_fork,
+		lb->skel->progs.short_exit,
 	};
 
 	/* fork first, end before begin: no begin goes unfollowed or unended. */
@@ -310,12 +325,20 @@ static int lb_prepare(struct mms_source *src)
 	err = fill_filters(src, lb);
 	if (err)
 		goto out;
+	if (fold_short(lb->opts)) {
+		lb->dead = mms_short_new(bpf_map__fd(lb->skel->maps.lb_exits));
+		/* Without it (no memory) every process keeps rows of its own. */
+		if (lb->dead)
+			lb->skel->bss->lb_short_ns = (uint64_t)lb->opts->interval_ms * 1000000;
+	}
 	/* Really attach once, so `check` tells the truth; start() attaches again. */
 	err = attach(src, lb);
 	detach(lb);
 out:
 	libbpf_set_print(old);
 	if (err) {
+		mms_short_free(lb->dead);
+		lb->dead = NULL;
 		lock_bpf__destroy(lb->skel);
 		lb->skel = NULL;
 	}
@@ -695,6 +718,7 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 		   const struct lb_stat *v)
 {
 	struct mms_lock_sample s = { .flags = k->flags };
+	const struct short_exit *dead;
 	char comm[LB_COMM_LEN + 1];
 	int err;
 
@@ -713,7 +737,15 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 		return err < 0 ? err : 0;
 	memcpy(comm, k->comm, LB_COMM_LEN);
 	comm[LB_COMM_LEN] = '\0';
-	s.task_id = mms_store_task(st, k->pid, k->tgid, comm);
+	dead = lb->dead ? mms_short_dead(lb->dead, k->tgid) : NULL;
+	if (dead) {
+		/* Its group, by the name the VMA source books it under: the leader's. */
+		uint32_t g = mms_tgid_short_of(dead->comm);
+
+		s.task_id = mms_store_task(st, g, g, dead->comm);
+	} else {
+		s.task_id = mms_store_task(st, k->pid, k->tgid, comm);
+	}
 	if (!s.task_id)
 		return -ENOMEM;
 	return mms_lock_common_add(lb->lc, st, &s);
@@ -796,6 +828,23 @@ static int take_generation(struct mms_source *src, struct lb_src *lb, struct mms
 	return 0;
 }
 
+/*
+ * After the flip: the exits announced up to now, and the next limit of
+ * "short-lived": the interval just ended (it can change while running).
+ */
+static void note_exits(struct lb_src *lb)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	mms_short_flip(lb->dead, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	if (lb->last_drain)
+		lb->skel->bss->lb_short_ns = now - lb->last_drain;
+	lb->last_drain = now;
+}
+
 static int lb_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct lb_src *lb = src->priv;
@@ -815,6 +864,8 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 	if (err)
 		return err;
 	lb->mounts_fresh = false;
+	if (lb->dead)
+		note_exits(lb);
 	err = take_generation(src, lb, st, old ? lb->skel->maps.agg1 : lb->skel->maps.agg0);
 	if (err)
 		return err;
@@ -866,6 +917,7 @@ static void lb_destroy(struct mms_source *src)
 	    bpf_map__fd(lb->skel->maps.costs) >= 0)
 		print_self_cost(lb);
 	lock_bpf__destroy(lb->skel);
+	mms_short_free(lb->dead);
 	mms_lock_common_destroy(lb->lc);
 	free(lb->stacks);
 	free(lb->ips);

@@ -15,10 +15,10 @@
 #define MM_FILTER
 #include "mm_agg.h"
 #include "mmscope/mm_metrics.h"
+#include "short_exit.bpf.h"
 #include "vma_inferred.h"
 
 #define TS_COMPAT 0x0002	/* x86: a 32-bit syscall is running (other numbers) */
-#define PF_KTHREAD 0x00200000
 
 /* The VMA syscalls as small indexes (0: not one), for the per-task counts. */
 enum {
@@ -68,7 +68,7 @@ volatile __u64 vi_short_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);	/* tgids: ~16k exits per interval */
+	__uint(max_entries, SHORT_EXIT_RING);
 } vi_exits SEC(".maps");
 
 static __always_inline int vi_index(long nr)
@@ -205,25 +205,13 @@ int vi_flush_all(struct bpf_iter__task *ctx)
 
 /*
  * A thread's last calls, before its storage goes; and, for the last thread
- * of a short-lived process (do_exit() has counted it out of signal->live
- * before this tracepoint), its tgid for user space.  A full ring only means
- * the process keeps rows of its own.
+ * of a short-lived process, its tgid for user space (short_exit.bpf.h).
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(vi_task_exit, struct task_struct *p)
 {
-	__u64 short_ns = vi_short_ns;
-	struct vi_exit e = {};
-
 	vi_flush(p);
-	if (!short_ns || p->signal->live.counter || (p->flags & PF_KTHREAD))
-		return 0;
-	if (bpf_ktime_get_ns() - p->group_leader->start_time >= short_ns)
-		return 0;
-	e.tgid = p->tgid;
-	/* The name its rows carry: the group leader's, as mm_agg_get_task takes it. */
-	bpf_probe_read_kernel_str(e.comm, sizeof(e.comm), p->group_leader->comm);
-	bpf_ringbuf_output(&vi_exits, &e, sizeof(e), BPF_RB_NO_WAKEUP);
+	short_exit_note(p, vi_short_ns, &vi_exits);
 	return 0;
 }
 

@@ -15,32 +15,12 @@
 #include <bpf/libbpf.h>
 
 #include "mm_agg.h"
+#include "short_procs.h"
 #include "vma_inferred.h"
 #include "vma_inferred.skel.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/sample.h"
-
-/*
- * Names of short-lived processes: group n is the task MMS_TGID_SHORT + n.
- * An open-addressing index by name, kept at most half full.
- */
-#define VI_GROUP_SLOTS 4096
-#define VI_GROUPS (VI_GROUP_SLOTS / 2)
-
-struct vi_groups {
-	uint32_t slot[VI_GROUP_SLOTS];	/* group number + 1, 0: empty */
-	char name[VI_GROUPS][MM_COMM_LEN + 1];
-	uint32_t exits[VI_GROUPS];	/* processes that exited this drain */
-	uint32_t nr;
-};
-
-/* Short-lived processes that exited, sorted by tgid. */
-struct vi_tgids {
-	struct vi_exit *v;
-	size_t nr, cap;
-	bool oom;
-};
 
 struct vi_priv {
 	struct vma_inferred *skel;
@@ -49,14 +29,15 @@ struct vi_priv {
 	/*
 	 * System-wide, processes that lived less than an interval are shown
 	 * together per name (see MMS_TGID_SHORT).  Their exits arrive in
-	 * vi_exits; a process's last entries may be in the generation after
-	 * the one its exit was read with, so the last two drains' count.
+	 * vi_exits (short_procs.h).
 	 */
-	bool fold;
-	struct ring_buffer *exits;
-	struct vi_tgids dead[2];	/* [0] this drain's, [1] the one before */
-	struct vi_groups *groups;
+	struct mms_short *dead;		/* NULL: every process keeps its own rows */
 	uint64_t last_flip;		/* CLOCK_MONOTONIC ns */
+};
+
+struct vi_flip_ctx {
+	struct mm_agg *a;
+	struct mms_store *st;
 };
 
 static const char *const vi_names[VI_NR] = {
@@ -80,111 +61,35 @@ static struct mms_stat delta_stat(const struct vi_delta *d)
 	return s;
 }
 
-/* Compares tgids: a bare one (the key) or a struct vi_exit's first member. */
-static int cmp_u32(const void *a, const void *b)
+/* Each short-lived process that exited counts once in its group's VI_SHORT row. */
+static void vi_exit_counted(void *ctx, const struct short_exit *e)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	struct vi_flip_ctx *f = ctx;
+	struct mm_key k = { .tgid = mms_tgid_short_of(e->comm) };
+	struct mms_stat s = { .count = 1, .total = 1, .min = 1, .max = 1 };
 
-	return x < y ? -1 : x > y;
-}
-
-static int vi_exit_seen(void *ctx, void *data, size_t size)
-{
-	struct vi_tgids *d = ctx;
-
-	if (size < sizeof(struct vi_exit) || d->oom)
-		return 0;
-	if (d->nr == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 1024;
-		struct vi_exit *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v) {
-			d->oom = true;	/* those processes keep rows of their own */
-			return 0;
-		}
-		d->v = v;
-		d->cap = cap;
-	}
-	memcpy(&d->v[d->nr], data, sizeof(struct vi_exit));
-	d->v[d->nr++].comm[sizeof(d->v[0].comm) - 1] = 0;
-	return 0;
+	s.hist[0] = 1;
+	/* No room in the interval: the count is lost, the rows are not. */
+	mm_agg_emit(f->a, f->st, &k, e->comm, VI_SHORT, &s);
 }
 
 /*
- * The group of short-lived processes named comm (its task is
- * MMS_TGID_SHORT + the number returned); -1 when the table is full.
- */
-static int vi_group(struct vi_groups *g, const char *comm)
-{
-	uint32_t h = 2166136261U;
-
-	for (const char *c = comm; *c; c++)
-		h = (h ^ (uint8_t)*c) * 16777619U;
-	for (;; h++) {
-		uint32_t *slot = &g->slot[h & (VI_GROUP_SLOTS - 1)];
-
-		if (!*slot) {
-			if (g->nr == VI_GROUPS)
-				return -1;
-			snprintf(g->name[g->nr], sizeof(g->name[0]), "%s", comm);
-			*slot = ++g->nr;
-		}
-		if (!strcmp(g->name[*slot - 1], comm))
-			return (int)*slot - 1;
-	}
-}
-
-/*
- * After the flip: the exits announced up to now, and how many processes
- * each group lost in the interval.  "Short-lived" is less than the
- * interval just ended (the interval can change while running).
+ * After the flip: the exits announced up to now.  "Short-lived" is less
+ * than the interval just ended (the interval can change while running).
  */
 static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
 	struct vi_priv *p = vi_of(a);
-	struct vi_groups *g = p->groups;
-	struct vi_tgids t = p->dead[1];
+	struct vi_flip_ctx f = { .a = a, .st = st };
 	struct timespec ts;
 	uint64_t now;
 
-	p->dead[1] = p->dead[0];
-	p->dead[0] = t;
-	p->dead[0].nr = 0;
-	p->dead[0].oom = false;
-	ring_buffer__consume(p->exits);
-	if (p->dead[0].nr)
-		qsort(p->dead[0].v, p->dead[0].nr, sizeof(struct vi_exit), cmp_u32);
-	for (size_t i = 0; i < p->dead[0].nr; i++) {
-		int n = vi_group(g, p->dead[0].v[i].comm);
-
-		if (n >= 0)
-			g->exits[n]++;
-	}
-	for (uint32_t n = 0; n < g->nr; n++) {
-		struct mm_key k = { .tgid = MMS_TGID_SHORT + n };
-		struct mms_stat s = { .count = g->exits[n], .total = g->exits[n], .min = 1, .max = 1 };
-
-		if (!s.count)
-			continue;
-		s.hist[0] = g->exits[n];
-		g->exits[n] = 0;
-		/* No room in the interval: the count is lost, the rows are not. */
-		mm_agg_emit(a, st, &k, g->name[n], VI_SHORT, &s);
-	}
+	mms_short_flip(p->dead, vi_exit_counted, &f);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 	if (p->last_flip)
 		p->skel->bss->vi_short_ns = now - p->last_flip;
 	p->last_flip = now;
-}
-
-static bool vi_dead(const struct vi_priv *p, uint32_t tgid)
-{
-	for (int i = 0; i < 2; i++)
-		if (p->dead[i].nr &&
-		    bsearch(&tgid, p->dead[i].v, p->dead[i].nr, sizeof(struct vi_exit), cmp_u32))
-			return true;
-	return false;
 }
 
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
@@ -216,13 +121,9 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	calls.min = calls.max = 1;
 	calls.hist[0] = (uint32_t)calls.count;
 	mm_agg_comm(a, vals, comm);
-	if (p->fold && comm[0] && vi_dead(p, k->tgid)) {
-		int n = vi_group(p->groups, comm);
-
-		if (n >= 0) {
-			group.tgid = MMS_TGID_SHORT + (uint32_t)n;
-			k = &group;
-		}
+	if (p->dead && comm[0] && mms_short_dead(p->dead, k->tgid)) {
+		group.tgid = mms_tgid_short_of(comm);
+		k = &group;
 	}
 	err = mm_agg_emit(a, st, k, comm, VI_CALLS, &calls);
 	if (!err)
@@ -265,14 +166,11 @@ static int vi_prepare(struct mms_source *src)
 	p->agg_ready = true;
 	if (mm_filter_mode(src->opts) != MM_FILTER_ALL)
 		return 0;	/* followed processes keep their own rows */
-	p->groups = calloc(1, sizeof(*p->groups));
-	p->exits = ring_buffer__new(bpf_map__fd(p->skel->maps.vi_exits), vi_exit_seen,
-				    &p->dead[0], NULL);
-	if (!p->groups || !p->exits)
+	p->dead = mms_short_new(bpf_map__fd(p->skel->maps.vi_exits));
+	if (!p->dead)
 		return 0;	/* every process keeps its own rows */
 	p->agg.flipped = vi_flipped;
 	p->skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
-	p->fold = true;
 	return 0;
 }
 
@@ -321,13 +219,10 @@ static void vi_destroy(struct mms_source *src)
 
 	if (!p)
 		return;
-	ring_buffer__free(p->exits);
+	mms_short_free(p->dead);
 	vma_inferred__destroy(p->skel);
 	if (p->agg_ready)
 		mm_agg_finish(&p->agg);
-	free(p->dead[0].v);
-	free(p->dead[1].v);
-	free(p->groups);
 	free(p);
 }
 

@@ -26,12 +26,6 @@ enum vi_metric {
  */
 #define VI_HIST 16
 
-/* vi_exits: a short-lived process's last thread exited. */
-struct vi_exit {
-	__u32 tgid;
-	char comm[16];
-};
-
 struct vi_delta {
 	__u64 sum;
 	__u32 n, min, max;

@@ -256,9 +256,15 @@ static int draw_title(struct detail *d, const struct mms_view_env *env, struct m
 		break;
 	case MMS_FOCUS_TASK:
 		t = mms_store_get_task(env->st, (uint32_t)d->shown.key);
-		mms_canvas_printf(c, 0, y, MMS_ROLE_TITLE, c->w, "Thread %u (%s) of process %u",
-				  t ? t->tid : 0, t ? mms_store_get_str(env->st, t->comm_id) : "?",
-				  t ? t->tgid : 0);
+		if (t && mms_tgid_short(t->tgid))
+			mms_canvas_printf(c, 0, y, MMS_ROLE_TITLE, c->w, "Processes <%s> that "
+					  "lived less than an interval, together",
+					  mms_store_get_str(env->st, t->comm_id));
+		else
+			mms_canvas_printf(c, 0, y, MMS_ROLE_TITLE, c->w,
+					  "Thread %u (%s) of process %u", t ? t->tid : 0,
+					  t ? mms_store_get_str(env->st, t->comm_id) : "?",
+					  t ? t->tgid : 0);
 		break;
 	default:
 		mms_canvas_printf(c, 0, y, MMS_ROLE_TITLE, c->w, "Caller %s", d->shown.label);
@@ -316,9 +322,14 @@ static int draw_tasks(struct detail *d, const struct mms_view_env *env, struct m
 
 		stat_cols(buf, sizeof(buf), &e[i]->s, env->secs);
 		mms_canvas_put(c, 0, y + rows, MMS_ROLE_VALUE, buf, c->w);
-		mms_canvas_printf(c, 33, y + rows, MMS_ROLE_NORMAL, c->w - 33, "%7u %7u %s",
-				  t ? t->tid : 0, t ? t->tgid : 0,
-				  t ? mms_store_get_str(env->st, t->comm_id) : "?");
+		if (t && mms_tgid_short(t->tgid))
+			mms_canvas_printf(c, 33, y + rows, MMS_ROLE_NORMAL, c->w - 33,
+					  "%7s %7s <%s>", "-", "-",
+					  mms_store_get_str(env->st, t->comm_id));
+		else
+			mms_canvas_printf(c, 33, y + rows, MMS_ROLE_NORMAL, c->w - 33,
+					  "%7u %7u %s", t ? t->tid : 0, t ? t->tgid : 0,
+					  t ? mms_store_get_str(env->st, t->comm_id) : "?");
 	}
 	return rows;
 }

@@ -133,7 +133,7 @@ static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum
 	case LR_TID:
 	case LR_PID:
 		t = row_task(env, r);
-		out->v = t ? (k == LR_TID ? t->tid : t->tgid) : 0;
+		out->v = t && !mms_tgid_short(t->tgid) ? (k == LR_TID ? t->tid : t->tgid) : 0;
 		break;
 	case LR_COUNT:
 		out->v = r->wait.count;
@@ -431,7 +431,10 @@ static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum 
 	case LR_TID:
 	case LR_PID:
 		t = row_task(env, r);
-		snprintf(buf, len, "%u", t ? (k == LR_TID ? t->tid : t->tgid) : 0);
+		if (t && mms_tgid_short(t->tgid))	/* short-lived processes together */
+			snprintf(buf, len, "-");
+		else
+			snprintf(buf, len, "%u", t ? (k == LR_TID ? t->tid : t->tgid) : 0);
 		break;
 	case LR_LOCK:
 		/* The first lock seen stands for the row: enough to recognise it. */

@@ -195,13 +195,16 @@ static void print_stack(FILE *f, const struct mms_store *st, uint32_t stack_id)
 			mms_store_get_str(st, s->sym_ids[i]));
 }
 
-static uint32_t row_pid(const struct mms_store *st, enum mms_group by, const struct mms_row *r)
+/* A task row's pid (tid by task): "-" for short-lived processes shown together. */
+static void row_pid(const struct mms_store *st, enum mms_group by, const struct mms_row *r,
+		    char *buf, size_t len)
 {
 	const struct mms_task *t = mms_store_get_task(st, r->first_task);
 
-	if (!t)
-		return 0;
-	return by == MMS_BY_PROCESS ? t->tgid : t->tid;
+	if (t && mms_tgid_short(t->tgid))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%u", !t ? 0 : by == MMS_BY_PROCESS ? t->tgid : t->tid);
 }
 
 static void text_rows(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
@@ -228,8 +231,10 @@ static void text_rows(FILE *f, const struct mms_store *st, const struct mms_repo
 			mms_fmt_time(b[4], sizeof(b[4]), mms_stat_percentile(&r->wait, 99), 12);
 			fprintf(f, "%s %s ", b[3], b[4]);
 		}
-		if (tasks)
-			fprintf(f, "  %10u   %s\n", row_pid(st, o->by, r), r->label);
+		if (tasks) {
+			row_pid(st, o->by, r, b[0], sizeof(b[0]));
+			fprintf(f, "  %10s   %s\n", b[0], r->label);
+		}
 		else
 			fprintf(f, "  %10s   %s\n", mms_lock_type_name(r->flags), r->label);
 		if (o->stacks)
@@ -416,8 +421,12 @@ static void json_row(FILE *f, const struct mms_store *st, const struct mms_repor
 		fprintf(f, ", \"owner_pid\": %u", l->owner_tgid);
 	}
 	if ((o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS) && t) {
-		fprintf(f, ", \"pid\": %u, \"tgid\": %u, \"comm\": ",
-			o->by == MMS_BY_TASK ? t->tid : t->tgid, t->tgid);
+		bool group = mms_tgid_short(t->tgid);
+
+		/* Short-lived processes shown together: no pid, the name they share. */
+		fprintf(f, ", \"pid\": %u, \"tgid\": %u, \"short_lived\": %s, \"comm\": ",
+			group ? 0 : o->by == MMS_BY_TASK ? t->tid : t->tgid, group ? 0 : t->tgid,
+			group ? "true" : "false");
 		json_str(f, mms_store_get_str(st, t->comm_id));
 	}
 	while (last > 0 && !r->wait.hist[last])

@@ -65,7 +65,7 @@ struct mms_lock_sample {
 /*
  * Processes that lived less than an interval (a fork+exec loop makes a
  * thousand a second) are shown together, one entry per name: the task of
- * such a group has tgid == tid == MMS_TGID_SHORT + n, above any real pid
+ * such a group has tgid == tid >= MMS_TGID_SHORT, above any real pid
  * (PID_MAX_LIMIT is 4M), and the processes' name as comm.  Views show it as
  * "<comm>" without a pid, as atop shows exited processes.
  */
@@ -74,6 +74,21 @@ struct mms_lock_sample {
 static inline bool mms_tgid_short(uint32_t tgid)
 {
 	return tgid >= MMS_TGID_SHORT;
+}
+
+/*
+ * The group's tgid for a name: MMS_TGID_SHORT | 31 bits of its FNV-1a hash,
+ * the same in every source and every recording, with no table to share.  Two
+ * names of one hash (a chance of ~1 in 2^31 per pair) would share a process
+ * row, each keeping its name as its task's comm.
+ */
+static inline uint32_t mms_tgid_short_of(const char *comm)
+{
+	uint32_t h = 2166136261U;
+
+	for (const char *c = comm; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619U;
+	return MMS_TGID_SHORT | (h & 0x7fffffffU);
 }
 
 /*

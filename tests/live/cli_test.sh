@@ -127,6 +127,26 @@ mp = {x["pid"] for x in r["metrics"] if x["pid"]}
 assert mp == {a}, (mp, a, b)
 PY
 
+# System-wide, processes that lived less than an interval are one row per name in
+# --by task: "<comm>" without a pid (JSON: short_lived, pid 0), not a row per process.
+( while :; do "$churn" -t 4 -n 300 >/dev/null 2>&1; sleep 0.05; done ) &
+loop=$!
+expect_rc 0 "system-wide by task, json" "$mms" report --by task --duration 3 --json -o "$tmp/t.json"
+expect_rc 0 "system-wide by task, text" "$mms" report --by task --duration 3 -E 0
+kill "$loop" 2>/dev/null
+wait "$loop" 2>/dev/null
+expect_out '^ +[0-9]+ .* +- +<mmap_churn>$' "text: short-lived mmap_churn as <mmap_churn>, no pid"
+python3 - "$tmp/t.json" <<'PY' && ok "json: short-lived processes in one row" || bad "short-lived rows"
+import json, sys
+r = json.load(open(sys.argv[1]))
+churn = [x for x in r["rows"] if x["comm"] == "mmap_churn"]
+g = [x for x in churn if x["short_lived"]]
+assert len(g) == 1 and g[0]["pid"] == 0 and g[0]["tgid"] == 0 and g[0]["name"] == "<mmap_churn>", churn
+# Runs of ~0.1 s each: none lives through a 1 s interval's end to keep rows of its own
+# for long; any that did are far fewer than the group's.
+assert sum(x["contended"] for x in churn if not x["short_lived"]) < g[0]["contended"], churn
+PY
+
 # The lock handler's own-time diagnostic (bench/run --bpf-cost): rwsem write waits
 # of two threads, each with a stack walk that took time.
 MMSCOPE_SELF_COST=1 expect_rc 0 "MMSCOPE_SELF_COST report" "$mms" report --duration 2 \

@@ -307,6 +307,70 @@ static void test_stack_banks(void **state)
 	mms_store_destroy(st);
 }
 
+/*
+ * System-wide, processes that lived less than an interval are shown as one
+ * group per name: CHILDREN short runs of mmap_churn leave no lock rows of
+ * their own, and their waits are the group task's (tgid
+ * mms_tgid_short_of("mmap_churn"), the name as comm).  A 10 s interval makes
+ * every one of them short-lived however slow the machine; the source is
+ * drained once, after they have all ended.
+ */
+#define CHILDREN 6
+static void test_short_lived(void **state)
+{
+	char *argv[] = { (char *)workload, "-t", "4", "-n", "500", NULL };
+	uint32_t group = mms_tgid_short_of("mmap_churn");
+	struct mms_source *src = NULL;
+	struct mms_store *st = NULL;
+	uint64_t grouped = 0, own = 0;
+	pid_t kids[CHILDREN];
+	struct mms_options o;
+	int status;
+
+	(void)state;
+	mms_options_init(&o);
+	o.interval_ms = 10000;
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	assert_non_null(mms_store_begin(st, 0));
+	if (mms_source_new(&mms_lock_bpf_ops, &o, &src) || mms_source_prepare(src) ||
+	    mms_source_start(src))
+		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
+	for (int i = 0; i < CHILDREN; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (!kids[i]) {
+			execv(argv[0], argv);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	if (mms_source_drain(src, st))
+		fail_msg("lock-bpf drain: %s", src->why);
+	mms_source_destroy(src);
+	assert_int_equal(mms_store_commit(st, 10000000000ULL, 0), 0);
+	for (uint32_t i = 0; i < mms_store_latest(st)->n_locks; i++) {
+		const struct mms_lock_sample *s = &mms_store_latest(st)->locks[i];
+		const struct mms_task *t = mms_store_get_task(st, s->task_id);
+
+		assert_non_null(t);
+		for (int k = 0; k < CHILDREN; k++)
+			if (t->tgid == (uint32_t)kids[k])
+				own += s->wait.count;
+		if (t->tgid == group) {
+			assert_int_equal(t->tid, group);
+			assert_string_equal(mms_store_get_str(st, t->comm_id), "mmap_churn");
+			grouped += s->wait.count;
+		}
+	}
+	print_message("lock-bpf system-wide: %d short runs of mmap_churn, %llu waits in their "
+		      "group (task %#x), %llu in rows of their own\n", CHILDREN,
+		      (unsigned long long)grouped, group, (unsigned long long)own);
+	assert_true(grouped > 0);
+	assert_int_equal(own, 0);
+	mms_store_destroy(st);
+}
+
 static void test_bad_options(void **state)
 {
 	struct mms_source *src = NULL;
@@ -328,6 +392,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_follow_and_names),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_stack_banks),
+		cmocka_unit_test(test_short_lived),
 	};
 	int ret;
 
