@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -88,7 +87,6 @@ struct lb_src {
 
 	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
 	struct mms_short *dead;
-	uint64_t last_drain;		/* CLOCK_MONOTONIC ns */
 };
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -828,23 +826,6 @@ static int take_generation(struct mms_source *src, struct lb_src *lb, struct mms
 	return 0;
 }
 
-/*
- * After the flip: the exits announced up to now, and the next limit of
- * "short-lived": the interval just ended (it can change while running).
- */
-static void note_exits(struct lb_src *lb)
-{
-	struct timespec ts;
-	uint64_t now;
-
-	mms_short_flip(lb->dead, NULL, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-	if (lb->last_drain)
-		lb->skel->bss->lb_short_ns = now - lb->last_drain;
-	lb->last_drain = now;
-}
-
 static int lb_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct lb_src *lb = src->priv;
@@ -864,8 +845,13 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 	if (err)
 		return err;
 	lb->mounts_fresh = false;
-	if (lb->dead)
-		note_exits(lb);
+	if (lb->dead) {
+		/* The exits so far; "short-lived" is now less than the interval just ended. */
+		uint64_t since = mms_short_flip(lb->dead, NULL, NULL);
+
+		if (since)
+			lb->skel->bss->lb_short_ns = since;
+	}
 	err = take_generation(src, lb, st, old ? lb->skel->maps.agg1 : lb->skel->maps.agg0);
 	if (err)
 		return err;

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/libbpf.h>
 
@@ -18,6 +19,7 @@ struct exits {
 struct mms_short {
 	struct ring_buffer *ring;
 	struct exits dead[2];	/* [0] this drain's, [1] the one before */
+	uint64_t last_flip;	/* CLOCK_MONOTONIC ns */
 };
 
 static int cmp_tgid(const void *a, const void *b)
@@ -74,10 +76,12 @@ void mms_short_free(struct mms_short *s)
 	free(s);
 }
 
-void mms_short_flip(struct mms_short *s, void (*each)(void *ctx, const struct short_exit *e),
-		    void *ctx)
+uint64_t mms_short_flip(struct mms_short *s, void (*each)(void *ctx, const struct short_exit *e),
+			void *ctx)
 {
 	struct exits t = s->dead[1];
+	struct timespec ts;
+	uint64_t now, since;
 
 	s->dead[1] = s->dead[0];
 	s->dead[0] = t;
@@ -88,6 +92,11 @@ void mms_short_flip(struct mms_short *s, void (*each)(void *ctx, const struct sh
 		qsort(s->dead[0].v, s->dead[0].nr, sizeof(struct short_exit), cmp_tgid);
 	for (size_t i = 0; each && i < s->dead[0].nr; i++)
 		each(ctx, &s->dead[0].v[i]);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	since = s->last_flip ? now - s->last_flip : 0;
+	s->last_flip = now;
+	return since;
 }
 
 const struct short_exit *mms_short_dead(const struct mms_short *s, uint32_t tgid)

@@ -21,9 +21,11 @@ void mms_short_free(struct mms_short *s);
 /*
  * After the source's generation flip: the exits announced up to now become
  * this drain's; each (may be NULL) is called for every one of them.
+ * Returns the nanoseconds since the previous flip (0 at the first): the
+ * interval just ended, the source's next limit of "short-lived".
  */
-void mms_short_flip(struct mms_short *s, void (*each)(void *ctx, const struct short_exit *e),
-		    void *ctx);
+uint64_t mms_short_flip(struct mms_short *s, void (*each)(void *ctx, const struct short_exit *e),
+			void *ctx);
 /* tgid's exit, from this drain or the one before; NULL when it is not short-lived. */
 const struct short_exit *mms_short_dead(const struct mms_short *s, uint32_t tgid);
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,7 +31,6 @@ struct vi_priv {
 	 * vi_exits (short_procs.h).
 	 */
 	struct mms_short *dead;		/* NULL: every process keeps its own rows */
-	uint64_t last_flip;		/* CLOCK_MONOTONIC ns */
 };
 
 struct vi_flip_ctx {
@@ -81,15 +79,10 @@ static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
 	struct vi_priv *p = vi_of(a);
 	struct vi_flip_ctx f = { .a = a, .st = st };
-	struct timespec ts;
-	uint64_t now;
+	uint64_t since = mms_short_flip(p->dead, vi_exit_counted, &f);
 
-	mms_short_flip(p->dead, vi_exit_counted, &f);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-	if (p->last_flip)
-		p->skel->bss->vi_short_ns = now - p->last_flip;
-	p->last_flip = now;
+	if (since)
+		p->skel->bss->vi_short_ns = since;
 }
 
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
