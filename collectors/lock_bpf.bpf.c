@@ -39,6 +39,42 @@ const volatile bool filter_tids;
 const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
 const volatile bool no_stacks;		/* nothing shows a caller: take no stacks */
 
+#define LB_F_SPIN 1U	/* contention_begin flags: LCB_F_SPIN */
+#define LB_F_MUTEX 32U	/* LCB_F_MUTEX: with LCB_F_SPIN, a mutex's spin, then its sleep */
+
+/* A task's context switches so far: a spin wait cannot have one inside it. */
+static __always_inline __u32 switches(struct task_struct *t)
+{
+	return (__u32)(t->nvcsw + t->nivcsw);
+}
+
+/*
+ * A frame whose end was missed: a spin wait (spinlock, rwlock, with
+ * preemption off; not a mutex's spin, which goes on as a sleep under the
+ * same frame) whose task has been switched out since it began.  Such
+ * frames come from an interrupt's wait whose end came while this program
+ * was busy on the CPU (the end is skipped, the begin was not); left on the
+ * stack, a later end of the same lock would match one and book a wait as
+ * long as the time since (a 331 ms spinlock wait on an rq lock was seen once
+ * in 12 oracle runs).
+ */
+static __always_inline bool spin_stale(const struct lb_frame *f, __u32 sw)
+{
+	return (READ_ONCE(f->key.flags) & (LB_F_SPIN | LB_F_MUTEX)) == LB_F_SPIN &&
+	       READ_ONCE(f->key.lock) && READ_ONCE(f->sw) != sw;
+}
+
+/* The depth once stale frames on top are dropped. */
+static __always_inline __u32 drop_stale(struct lb_task *ts, __u32 d, __u32 sw)
+{
+	for (int k = 0; k < LB_MAX_DEPTH; k++) {
+		if (!d || !spin_stale(&ts->f[(d - 1) & (LB_MAX_DEPTH - 1)], sw))
+			break;
+		d--;
+	}
+	return d;
+}
+
 /* Written by user space through the mmap'ed .bss. */
 __u32 gen;		/* generation new records go to */
 __u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
@@ -445,7 +481,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
 	__u64 now, id = bpf_get_current_pid_tgid(), addr = (__u64)lock;
 	__u64 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
-	__u32 pid = (__u32)id, tgid = id >> 32, zero = 0, d;
+	__u32 pid = (__u32)id, tgid = id >> 32, zero = 0, d, nd, sw, idx;
 	struct task_struct *t;
 	struct lb_ring *r;
 	struct lb_task *ts;
@@ -470,14 +506,38 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
+	sw = switches(t);
 	d = READ_ONCE(ts->depth);
+	nd = drop_stale(ts, d, sw);
+	if (nd != d) {
+		count(LB_C_STALE);
+		WRITE_ONCE(ts->depth, nd);
+		d = nd;
+	}
+	/*
+	 * The same lock again on top: a mutex's optimistic spin ended and its
+	 * sleep begins (begin, begin, one end).  One wait from the first begin,
+	 * as perf lock contention counts it; no second frame to leave behind.
+	 */
+	if (d) {
+		idx = (d - 1) & (LB_MAX_DEPTH - 1);
+		barrier_var(idx);
+		f = &ts->f[idx & (LB_MAX_DEPTH - 1)];
+		if (READ_ONCE(f->key.lock) == addr) {
+			f->sw = sw;
+			return 0;
+		}
+	}
 	if (d >= LB_MAX_DEPTH) {
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
 	/* Reserve the frame first: a nested begin (IRQ) then pushes above it. */
-	f = &ts->f[d & (LB_MAX_DEPTH - 1)];
+	idx = d;
+	barrier_var(idx);
+	f = &ts->f[idx & (LB_MAX_DEPTH - 1)];
 	WRITE_ONCE(f->key.lock, 0);
+	f->sw = sw;
 	barrier();
 	WRITE_ONCE(ts->depth, d + 1);
 	barrier();
@@ -553,33 +613,36 @@ SEC("tp_btf/contention_end")
 int BPF_PROG(contention_end, void *lock, int ret)
 {
 	__u64 addr = (__u64)lock, now, start;
-	__u32 zero = 0, d, i, h;
+	__u32 zero = 0, d, i, h, sw;
+	struct task_struct *t;
 	struct lb_ring *r;
 	struct lb_task *ts;
 	struct lb_frame *f;
 	struct lb_pend *p;
 
-	ts = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	t = bpf_get_current_task_btf();
+	ts = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!ts)
 		return 0;	/* never waited while followed: nothing to do, no clock read */
 	now = bpf_ktime_get_ns();
+	sw = switches(t);
 	d = READ_ONCE(ts->depth);
 	if (!d || d > LB_MAX_DEPTH)
 		return 0;
 	i = d - 1;
 	f = &ts->f[i & (LB_MAX_DEPTH - 1)];
-	if (READ_ONCE(f->key.lock) != addr) {
+	if (READ_ONCE(f->key.lock) != addr || spin_stale(f, sw)) {
 		bool found = false;
 
 		/*
 		 * Frames above the match lost their end (this program was busy on
-		 * the CPU): drop them.  No match: a wait we did not start.
+		 * the CPU): drop them.  A stale frame of this lock is no match.
 		 */
 		for (int k = 1; k < LB_MAX_DEPTH; k++) {
 			if (k > i)
 				break;
 			f = &ts->f[(i - k) & (LB_MAX_DEPTH - 1)];
-			if (READ_ONCE(f->key.lock) == addr) {
+			if (READ_ONCE(f->key.lock) == addr && !spin_stale(f, sw)) {
 				i -= k;
 				found = true;
 				count(LB_C_STALE);
@@ -587,6 +650,12 @@ int BPF_PROG(contention_end, void *lock, int ret)
 			}
 		}
 		if (!found) {
+			/* A wait we did not start; stale frames on top go. */
+			i = drop_stale(ts, d, sw);
+			if (i != d) {
+				count(LB_C_STALE);
+				WRITE_ONCE(ts->depth, i);
+			}
 			count(LB_C_NO_MATCH);
 			return 0;
 		}

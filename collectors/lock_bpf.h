@@ -74,7 +74,7 @@ struct lb_frame {
 	struct lb_key key;	/* key.lock == 0: being written */
 	__u64 ts;
 	__u32 sepoch;		/* stack epoch of key.stack_id */
-	__u32 pad;
+	__u32 sw;		/* the task's context switches at the begin (spin_stale()) */
 };
 
 /* Task local storage: the task's waits in progress, innermost on top. */
@@ -117,7 +117,7 @@ enum lb_counter {
 	LB_C_TIME,		/* clock went backwards */
 	LB_C_MAP_FULL,		/* aggregation map full */
 	LB_C_PENDING,		/* pending ring full */
-	LB_C_STALE,		/* frames whose end was missed, dropped (in recursion misses) */
+	LB_C_STALE,		/* frames whose end was missed, dropped (recursion misses) */
 	LB_C_NO_MATCH,		/* end without a frame: filtered, or begin missed */
 	LB_C_DRAINED,		/* records moved into the aggregation maps */
 	LB_C_NR

@@ -32,7 +32,7 @@
 #include "mmscope/query.h"
 #include "mmscope/store.h"
 
-static const char *workload;
+static const char *workload, *fpos_writers;
 
 /* BPF programs, maps and links this process holds a descriptor of. */
 static int bpf_fds(void)
@@ -371,6 +371,74 @@ static void test_short_lived(void **state)
 	mms_store_destroy(st);
 }
 
+/*
+ * Mutex waits that sleep: the kernel's contention_begin fires for the
+ * optimistic spin and again for the sleep, then one contention_end.  They
+ * are one wait each, and nothing is left behind in the task's frames: before
+ * that was so, every such wait left a frame, a thread's eight frames filled
+ * up, and this workload lost about a thousand waits as "task_slot" in 2 s.
+ */
+static void test_mutex_sleeps(void **state)
+{
+	char *argv[] = { (char *)fpos_writers, "-f", "/var/tmp/mmscope-test-fpos", "-t", "8", "-s",
+			 "2", NULL };
+	struct mms_source *src = NULL;
+	struct mms_store *st = NULL;
+	uint64_t mutex = 0, slow = 0;
+	struct mms_options o;
+	int go[2], status;
+	pid_t child;
+	char c = 1;
+
+	(void)state;
+	mms_options_init(&o);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	o.pid = child;
+	o.cmd = argv;
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	assert_non_null(mms_store_begin(st, 0));
+	if (mms_source_new(&mms_lock_bpf_ops, &o, &src) || mms_source_prepare(src) ||
+	    mms_source_start(src))
+		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mms_source_stop(src);
+	if (mms_source_drain(src, st))
+		fail_msg("lock-bpf drain: %s", src->why);
+	mms_source_destroy(src);
+	assert_int_equal(mms_store_commit(st, 2000000000ULL, 0), 0);
+	for (uint32_t i = 0; i < mms_store_latest(st)->n_locks; i++) {
+		const struct mms_lock_sample *s = &mms_store_latest(st)->locks[i];
+
+		if (!(s->flags & MMS_LCB_MUTEX))
+			continue;
+		mutex += s->wait.count;
+		/* Waits over 1 ms slept: the spin alone gives up long before. */
+		for (int k = 20; k < MMS_HIST_SLOTS; k++)
+			slow += s->wait.hist[k];
+	}
+	print_message("lock-bpf, 8 threads writing one fd for 2 s: %llu mutex waits, %llu of "
+		      "them over 1 ms; lost: task_slot %llu, time %llu\n",
+		      (unsigned long long)mutex, (unsigned long long)slow,
+		      (unsigned long long)mms_store_latest(st)->lost[MMS_LOST_TASK_SLOT],
+		      (unsigned long long)mms_store_latest(st)->lost[MMS_LOST_TIME]);
+	assert_true(slow > 0);
+	assert_int_equal(mms_store_latest(st)->lost[MMS_LOST_TASK_SLOT], 0);
+	mms_store_destroy(st);
+}
+
 static void test_bad_options(void **state)
 {
 	struct mms_source *src = NULL;
@@ -393,14 +461,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_stack_banks),
 		cmocka_unit_test(test_short_lived),
+		cmocka_unit_test(test_mutex_sleeps),
 	};
 	int ret;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: test_lock_bpf MMAP_CHURN\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_lock_bpf MMAP_CHURN FPOS_WRITERS\n");
 		return 2;
 	}
 	workload = argv[1];
+	fpos_writers = argv[2];
 	if (geteuid() != 0) {
 		fprintf(stderr, "test_lock_bpf: needs root (CAP_BPF, CAP_PERFMON): skipped\n");
 		return 77;
