@@ -6,7 +6,7 @@
 #
 #   tui_test.sh MMSCOPE MMAP_CHURN TEST
 #
-# TEST is one of: first_frame locks_workload views filter pause_step
+# TEST is one of: first_frame locks_workload views short_tasks filter pause_step
 # quit_clean signals sizes command no_color replay record.  Live tests need
 # root (CAP_BPF + CAP_PERFMON): without it they exit 77 (skipped).
 set -u
@@ -135,6 +135,20 @@ t_views() {
 	cap | grep -q 'filter rows by name' || fail "help misses the filter key"
 	keys x
 	wait_for '^[0-9]+ locks  range' 5 || fail "a key did not close help"
+	quit
+}
+
+# System-wide, processes that lived less than an interval are one Tasks row per name:
+# short runs of mmap_churn, one after another, show as "<mmap_churn>" with no tid or pid.
+t_short_tasks() {
+	need_root
+	( while :; do "$churn" -t 4 -n 300 >/dev/null 2>&1; sleep 0.05; done ) &
+	churn_pid=$!
+	start_tui 120 40
+	keys 4
+	wait_for '^[0-9]+ tasks  range' 5 || fail "no Tasks view"
+	# (A run alive at an interval's end still has rows of its own in that interval.)
+	wait_for '^ +- +- +<mmap_churn> ' 15 || fail "no <mmap_churn> row without a pid"
 	quit
 }
 
@@ -325,8 +339,8 @@ t_record() {
 }
 
 case "$test" in
-first_frame | locks_workload | views | filter | pause_step | quit_clean | signals | sizes | \
-	command | no_color | replay | record)
+first_frame | locks_workload | views | short_tasks | filter | pause_step | quit_clean | signals | \
+	sizes | command | no_color | replay | record)
 	"t_$test"
 	echo "PASS ($test)"
 	;;
