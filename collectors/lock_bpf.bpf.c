@@ -520,13 +520,10 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	 * as perf lock contention counts it; no second frame to leave behind.
 	 */
 	if (d) {
-		idx = (d - 1) & (LB_MAX_DEPTH - 1);
+		idx = d - 1;
 		barrier_var(idx);
-		f = &ts->f[idx & (LB_MAX_DEPTH - 1)];
-		if (READ_ONCE(f->key.lock) == addr) {
-			f->sw = sw;
+		if (READ_ONCE(ts->f[idx & (LB_MAX_DEPTH - 1)].key.lock) == addr)
 			return 0;
-		}
 	}
 	if (d >= LB_MAX_DEPTH) {
 		count(LB_C_TASK_SLOT);

@@ -149,27 +149,21 @@ static void mh_destroy(struct mms_source *src)
 	free(p);
 }
 
-const struct mms_source_ops mms_mmap_hold_bpf_ops = {
-	.name = "mmap-hold-bpf",
-	.backend = "bpf",
-	.family = MMS_FAM_MMAP_LOCK,
-	.create = mh_create,
-	.prepare = mh_prepare,
-	.start = mh_start,
-	.drain = mh_drain,
-	.stop = mh_stop,
-	.destroy = mh_destroy,
-};
+/* Both modes are the same programs and callbacks; only the name users see differs. */
+#define MH_OPS(n, b)					\
+	{						\
+		.name = n,				\
+		.backend = b,				\
+		.family = MMS_FAM_MMAP_LOCK,		\
+		.create = mh_create,			\
+		.prepare = mh_prepare,			\
+		.start = mh_start,			\
+		.drain = mh_drain,			\
+		.stop = mh_stop,			\
+		.destroy = mh_destroy,			\
+	}
+
+const struct mms_source_ops mms_mmap_hold_bpf_ops = MH_OPS("mmap-hold-bpf", "bpf");
 
 /* --mmap-hold-sample N: the same programs, timing 1 in N acquisitions. */
-const struct mms_source_ops mms_mmap_hold_sampled_ops = {
-	.name = "mmap-hold-sampled",
-	.backend = "sampled",
-	.family = MMS_FAM_MMAP_LOCK,
-	.create = mh_create,
-	.prepare = mh_prepare,
-	.start = mh_start,
-	.drain = mh_drain,
-	.stop = mh_stop,
-	.destroy = mh_destroy,
-};
+const struct mms_source_ops mms_mmap_hold_sampled_ops = MH_OPS("mmap-hold-sampled", "sampled");

@@ -127,18 +127,10 @@ static void unpack_stat_cols(struct rec_cur *c, uint8_t *first, size_t stride, u
 	uint32_t i;
 
 	for (int f = 0; f < 3; f++)
-		for (i = 0, r = first; i < n; i++, r += stride) {
-			uint64_t v = rec_get_varint(c);
-
-			rec_le32(r + 8 * f, (uint32_t)v);
-			rec_le32(r + 8 * f + 4, (uint32_t)(v >> 32));
-		}
-	for (i = 0, r = first; i < n; i++, r += stride) {
-		uint64_t max = rec_rd64(r + 16) + rec_get_varint(c);	/* modulo 2^64, as written */
-
-		rec_le32(r + 24, (uint32_t)max);
-		rec_le32(r + 28, (uint32_t)(max >> 32));
-	}
+		for (i = 0, r = first; i < n; i++, r += stride)
+			rec_le64(r + 8 * f, rec_get_varint(c));
+	for (i = 0, r = first; i < n; i++, r += stride)	/* max - min, modulo 2^64 as written */
+		rec_le64(r + 24, rec_rd64(r + 16) + rec_get_varint(c));
 	for (i = 0, r = first; i < n; i++, r += stride) {
 		uint64_t nz = rec_get_varint(c);
 

@@ -63,8 +63,10 @@ void rec_put_u32(struct rec_buf *b, uint32_t v)
 
 void rec_put_u64(struct rec_buf *b, uint64_t v)
 {
-	rec_put_u32(b, (uint32_t)v);
-	rec_put_u32(b, (uint32_t)(v >> 32));
+	uint8_t x[8];
+
+	rec_le64(x, v);
+	rec_put(b, x, sizeof(x));
 }
 
 void rec_put_field(struct rec_buf *b, uint16_t tag, const void *p, size_t n)

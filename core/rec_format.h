@@ -116,6 +116,12 @@ static inline void rec_le32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static inline void rec_le64(uint8_t *p, uint64_t v)
+{
+	rec_le32(p, (uint32_t)v);
+	rec_le32(p + 4, (uint32_t)(v >> 32));
+}
+
 static inline uint16_t rec_rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);

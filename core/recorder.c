@@ -273,8 +273,7 @@ static void encode_header(struct rec_buf *b, const struct mms_rec_meta *m)
 	rec_put_field_str(b, REC_H_TOOL, "mmscope " MMS_VERSION);
 	rec_put_field_str(b, REC_H_HOST, m->host);
 	rec_put_field_str(b, REC_H_KERNEL, m->kernel);
-	rec_le32(x, (uint32_t)m->start_ns);
-	rec_le32(x + 4, (uint32_t)(m->start_ns >> 32));
+	rec_le64(x, m->start_ns);
 	rec_put_field(b, REC_H_START_NS, x, 8);
 	for (char *const *a = m->argv; a && *a; a++)
 		rec_put(&t, *a, strlen(*a) + 1);

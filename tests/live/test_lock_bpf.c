@@ -66,50 +66,75 @@ struct run {
 };
 
 /*
+ * Launches argv as a followed command (o->pid, o->cmd) under lock-bpf, held,
+ * like the session holds it, until the source is attached.  Returns its pid.
+ */
+static pid_t launch(char **argv, struct mms_options *o, struct mms_source **src)
+{
+	int go[2];
+	pid_t child;
+	char c = 1;
+
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	o->pid = child;
+	o->cmd = argv;
+	*src = NULL;
+	if (mms_source_new(&mms_lock_bpf_ops, o, src) || mms_source_prepare(*src) ||
+	    mms_source_start(*src))
+		fail_msg("lock-bpf: %s", *src ? (*src)->why : "out of memory");
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[1]);
+	return child;
+}
+
+/*
+ * launch(), wait for the command to end (it must exit 0), then drain all of
+ * it into st and commit it as one interval of dur_ns.  Returns its pid.
+ */
+static pid_t run_to_end(char **argv, struct mms_options *o, struct mms_store *st,
+			uint64_t dur_ns)
+{
+	struct mms_source *src;
+	pid_t child;
+	int status;
+
+	assert_non_null(mms_store_begin(st, 0));
+	child = launch(argv, o, &src);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mms_source_stop(src);
+	/* After stop, drain still collects everything still pending. */
+	if (mms_source_drain(src, st))
+		fail_msg("lock-bpf drain: %s", src->why);
+	mms_source_destroy(src);
+	assert_int_equal(mms_store_commit(st, dur_ns, 0), 0);
+	return child;
+}
+
+/*
  * Runs mmap_churn (4 threads, fixed iterations) under lock-bpf as a launched
  * command, then commits one interval holding all of it.
  */
 static void run_workload(struct run *r)
 {
-	struct mms_source *src = NULL;
-	int go[2], status;
-	char c = 1;
-
 	r->argv[0] = (char *)workload;
 	r->argv[1] = "-t";
 	r->argv[2] = "4";
 	r->argv[3] = "-n";
 	r->argv[4] = "2000";
 	r->argv[5] = NULL;
-	assert_int_equal(pipe(go), 0);
-	r->child = fork();
-	assert_true(r->child >= 0);
-	if (!r->child) {
-		/* Like the session: held until the source is attached. */
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		execv(r->argv[0], r->argv);
-		_exit(127);
-	}
-	close(go[0]);
-	r->o.pid = r->child;
-	r->o.cmd = r->argv;
 	assert_int_equal(mms_store_create(NULL, &r->st), 0);
-	assert_non_null(mms_store_begin(r->st, 0));
-	if (mms_source_new(&mms_lock_bpf_ops, &r->o, &src) || mms_source_prepare(src) ||
-	    mms_source_start(src))
-		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
-	assert_int_equal(write(go[1], &c, 1), 1);
-	close(go[1]);
-	assert_int_equal(waitpid(r->child, &status, 0), r->child);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	mms_source_stop(src);
-	/* After stop, drain still collects everything still pending. */
-	if (mms_source_drain(src, r->st))
-		fail_msg("lock-bpf drain: %s", src->why);
-	mms_source_destroy(src);
-	assert_int_equal(mms_store_commit(r->st, 1000000000ULL, 0), 0);
+	r->child = run_to_end(r->argv, &r->o, r->st, 1000000000ULL);
 }
 
 static uint64_t hist_sum(const struct mms_stat *s)
@@ -234,32 +259,14 @@ static void test_stack_banks(void **state)
 	uint32_t distinct = 0, seen[64];
 	char *argv[] = { (char *)workload, "-t", "4", "-s", "2", NULL };
 	struct mms_options o;
-	int go[2], status, intervals = 0;
+	int status, intervals = 0;
 	pid_t child, w;
-	char c = 1;
 
 	(void)state;
 	mms_options_init(&o);
 	o.stack_entries = 1;
-	assert_int_equal(pipe(go), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
-	o.pid = child;
-	o.cmd = argv;
 	assert_int_equal(mms_store_create(NULL, &st), 0);
-	if (mms_source_new(&mms_lock_bpf_ops, &o, &src) || mms_source_prepare(src) ||
-	    mms_source_start(src))
-		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
-	assert_int_equal(write(go[1], &c, 1), 1);
-	close(go[1]);
+	child = launch(argv, &o, &src);
 	do {
 		usleep(20000);
 		w = waitpid(child, &status, WNOHANG);
@@ -382,43 +389,14 @@ static void test_mutex_sleeps(void **state)
 {
 	char *argv[] = { (char *)fpos_writers, "-f", "/var/tmp/mmscope-test-fpos", "-t", "8", "-s",
 			 "2", NULL };
-	struct mms_source *src = NULL;
 	struct mms_store *st = NULL;
 	uint64_t mutex = 0, slow = 0;
 	struct mms_options o;
-	int go[2], status;
-	pid_t child;
-	char c = 1;
 
 	(void)state;
 	mms_options_init(&o);
-	assert_int_equal(pipe(go), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
-	o.pid = child;
-	o.cmd = argv;
 	assert_int_equal(mms_store_create(NULL, &st), 0);
-	assert_non_null(mms_store_begin(st, 0));
-	if (mms_source_new(&mms_lock_bpf_ops, &o, &src) || mms_source_prepare(src) ||
-	    mms_source_start(src))
-		fail_msg("lock-bpf: %s", src ? src->why : "out of memory");
-	assert_int_equal(write(go[1], &c, 1), 1);
-	close(go[1]);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	mms_source_stop(src);
-	if (mms_source_drain(src, st))
-		fail_msg("lock-bpf drain: %s", src->why);
-	mms_source_destroy(src);
-	assert_int_equal(mms_store_commit(st, 2000000000ULL, 0), 0);
+	run_to_end(argv, &o, st, 2000000000ULL);
 	for (uint32_t i = 0; i < mms_store_latest(st)->n_locks; i++) {
 		const struct mms_lock_sample *s = &mms_store_latest(st)->locks[i];
 
