@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -61,16 +63,18 @@ static int chain(char **argv)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: execl_loop [-s SECONDS | -n EXECS] [-c]\n"
+		"usage: execl_loop [-s SECONDS | -n EXECS] [-c | -i MS]\n"
 		"  -s  run this long (default 2) ... or -n: this many execs\n"
-		"  -c  exec chain in one process (UnixBench execl) instead of fork + exec\n");
+		"  -c  exec chain in one process (UnixBench execl) instead of fork + exec\n"
+		"  -i  print 'progress ns=T n=EXECS' every MS milliseconds (not with -c)\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	double seconds = 2;
-	long iters = 0, n = 0;
+	long iters = 0, n = 0, progress_ms = 0;
+	static atomic_long done;
 	uint64_t start, deadline;
 	int opt, use_chain = 0;
 
@@ -78,15 +82,16 @@ int main(int argc, char **argv)
 		return 0;
 	if (argc == 6 && !strcmp(argv[1], "--chain"))
 		return chain(argv);
-	while ((opt = getopt(argc, argv, "s:n:ch")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:ci:h")) != -1) {
 		switch (opt) {
 		case 's': seconds = atof(optarg); break;
 		case 'n': iters = atol(optarg); break;
 		case 'c': use_chain = 1; break;
+		case 'i': progress_ms = atol(optarg); break;
 		default: usage();
 		}
 	}
-	if (seconds <= 0 || iters < 0 || optind != argc)
+	if (seconds <= 0 || iters < 0 || optind != argc || (use_chain && progress_ms))
 		usage();
 	start = now_ns();
 	deadline = iters ? 0 : start + (uint64_t)(seconds * 1e9);
@@ -102,6 +107,7 @@ int main(int argc, char **argv)
 		      (char *)NULL);
 		die("execl /proc/self/exe");
 	}
+	progress_start(&done, progress_ms);
 	for (; iters ? n < iters : now_ns() < deadline; n++) {
 		pid_t pid = fork();
 		int status;
@@ -118,6 +124,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "execl_loop: child failed (exec of /proc/self/exe?)\n");
 			return 1;
 		}
+		atomic_store(&done, n + 1);
 	}
 	report(start, n);
 	return 0;

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -38,30 +40,32 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fork_anon [-w WORKERS] [-s SECONDS | -n FORKS] [-p PAGES] [-c PAGES]\n"
+		"usage: fork_anon [-w WORKERS] [-s SECONDS | -n FORKS] [-p PAGES] [-c PAGES] [-i MS]\n"
 		"  -w  concurrent forking workers (default 4)\n"
 		"  -s  run this long (default 2) ... or -n: forks per worker\n"
 		"  -p  anonymous pages the parent faults in (default 64)\n"
-		"  -c  pages each child writes (default 8)\n");
+		"  -c  pages each child writes (default 8)\n"
+		"  -i  print 'progress ns=T n=FORKS' every MS milliseconds\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	long workers = 4, iters = 0, pages = 64, child_pages = 8, page = sysconf(_SC_PAGESIZE);
+	long workers = 4, iters = 0, progress_ms = 0, pages = 64, child_pages = 8, page = sysconf(_SC_PAGESIZE);
 	double seconds = 2, secs;
 	uint64_t start, deadline;
 	atomic_long *forks;
 	char *mem;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "w:s:n:p:c:h")) != -1) {
+	while ((opt = getopt(argc, argv, "w:s:n:p:c:i:h")) != -1) {
 		switch (opt) {
 		case 'w': workers = atol(optarg); break;
 		case 's': seconds = atof(optarg); break;
 		case 'n': iters = atol(optarg); break;
 		case 'p': pages = atol(optarg); break;
 		case 'c': child_pages = atol(optarg); break;
+		case 'i': progress_ms = atol(optarg); break;
 		default: usage();
 		}
 	}
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
 		}
 		_exit(0);
 	}
+	progress_start(forks, progress_ms);
 	while (wait(NULL) > 0)
 		;
 	secs = (double)(now_ns() - start) / 1e9;

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 struct churn {
 	int threads, procs;
 	double seconds;		/* used when iters == 0 */
@@ -36,6 +38,7 @@ struct churn {
 	const char *file;
 	bool sync;		/* msync(MS_SYNC) the file mapping after writing it */
 	bool wait_go;		/* print "ready", wait for a byte on stdin */
+	long progress_ms;	/* -i */
 	int fd;
 	long page;
 	uint64_t deadline_ns;
@@ -83,10 +86,14 @@ static int cycle(const struct churn *c, int flags, int fd, bool write)
 static void *worker(void *arg)
 {
 	const struct churn *c = arg;
-	long n = 0;
+	long n = 0, booked = 0;
 	int err;
 
 	for (;;) {
+		if (n - booked == 16) {	/* for -i: booked in steps, not per op */
+			atomic_fetch_add(c->ops, 16);
+			booked = n;
+		}
 		if (c->iters ? n >= c->iters : (n % 16 == 0 && now_ns() >= c->deadline_ns))
 			break;
 		err = cycle(c, MAP_PRIVATE | MAP_ANONYMOUS, -1, true);
@@ -98,7 +105,7 @@ static void *worker(void *arg)
 		}
 		n++;
 	}
-	atomic_fetch_add(c->ops, n);
+	atomic_fetch_add(c->ops, n - booked);
 	return NULL;
 }
 
@@ -122,14 +129,15 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: mmap_churn [-t THREADS] [-P PROCS] [-s SECONDS | -n ITERS] [-p PAGES] "
-		"[-f FILE [-S]] [-w]\n"
+		"[-f FILE [-S]] [-w] [-i MS]\n"
 		"  -t  threads per process (default 4)\n"
 		"  -P  processes (default 1); with -f they contend on the file's i_mmap_rwsem\n"
 		"  -s  run this long (default 2) ... or -n: cycles per thread\n"
 		"  -p  pages per mapping (default 8)\n"
 		"  -f  also map this file MAP_SHARED each cycle (created, PAGES long)\n"
 		"  -S  msync(MS_SYNC) the file mapping after writing it (rmap walks)\n"
-		"  -w  print 'ready pid=N', then wait for one byte on stdin (a tracer attaches)\n");
+		"  -w  print 'ready pid=N', then wait for one byte on stdin (a tracer attaches)\n"
+		"  -i  print 'progress ns=T n=OPS' every MS milliseconds (in steps of 16 a thread)\n");
 	exit(2);
 }
 
@@ -137,7 +145,7 @@ static void parse(struct churn *c, int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:P:s:n:p:f:Swh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:P:s:n:p:f:Swi:h")) != -1) {
 		switch (opt) {
 		case 't':
 			c->threads = atoi(optarg);
@@ -162,6 +170,9 @@ static void parse(struct churn *c, int argc, char **argv)
 			break;
 		case 'w':
 			c->wait_go = true;
+			break;
+		case 'i':
+			c->progress_ms = atol(optarg);
 			break;
 		default:
 			usage();
@@ -215,6 +226,7 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	progress_start(c.ops, c.progress_ms);
 	run_threads(&c);
 	while (wait(NULL) > 0)
 		;

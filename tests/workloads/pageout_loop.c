@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
@@ -79,26 +81,28 @@ static long resident(char *p, long pages, long page)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pageout_loop -f FILE [-m PAGES] [-s SECONDS | -n ITERS] [-w]\n"
+		"usage: pageout_loop -f FILE [-m PAGES] [-s SECONDS | -n ITERS] [-w] [-i MS]\n"
 		"  -f  file to create and map (on a disk filesystem, not tmpfs)\n"
 		"  -m  pages (default 512)\n"
 		"  -s  run this long (default 2) ... or -n: iterations\n"
 		"  -w  after printing 'ready', wait for one byte on stdin\n"
-		"  -c  count the pages each pageout dropped (mincore), print dropped=N\n");
+		"  -c  count the pages each pageout dropped (mincore), print dropped=N\n"
+		"  -i  print 'progress ns=T n=ITERS' every MS milliseconds\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	long pages = 512, iters = 0, page = sysconf(_SC_PAGESIZE), n = 0, dropped = 0;
+	long pages = 512, iters = 0, progress_ms = 0, page = sysconf(_SC_PAGESIZE), n = 0, dropped = 0;
 	double seconds = 2, secs;
 	const char *path = NULL;
 	uint64_t start, deadline;
 	volatile char sink = 0;
+	static atomic_long done;
 	int opt, fd, wait_stdin = 0, count = 0;
 	char *p, c;
 
-	while ((opt = getopt(argc, argv, "f:m:s:n:wch")) != -1) {
+	while ((opt = getopt(argc, argv, "f:m:s:n:wci:h")) != -1) {
 		switch (opt) {
 		case 'f': path = optarg; break;
 		case 'm': pages = atol(optarg); break;
@@ -106,6 +110,7 @@ int main(int argc, char **argv)
 		case 'n': iters = atol(optarg); break;
 		case 'w': wait_stdin = 1; break;
 		case 'c': count = 1; break;
+		case 'i': progress_ms = atol(optarg); break;
 		default: usage();
 		}
 	}
@@ -121,6 +126,7 @@ int main(int argc, char **argv)
 		die("read stdin");
 	start = now_ns();
 	deadline = start + (uint64_t)(seconds * 1e9);
+	progress_start(&done, progress_ms);
 	for (; iters ? n < iters : now_ns() < deadline; n++) {
 		for (long i = 0; i < pages; i++)
 			sink += p[i * page];
@@ -129,6 +135,7 @@ int main(int argc, char **argv)
 		/* Every page was just read, so all were resident before the pageout. */
 		if (count)
 			dropped += pages - resident(p, pages, page);
+		atomic_store(&done, n + 1);
 	}
 	secs = (double)(now_ns() - start) / 1e9;
 	printf("iters_per_sec=%.0f iters=%ld pages=%ld seconds=%.3f resident_after_pageout=%ld",
