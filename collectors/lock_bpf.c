@@ -225,6 +225,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->filter_tids = o->nr_tids > 0;
 	skel->rodata->filter_tgids = o->pid > 0;
 	skel->rodata->self_cost = getenv("MMSCOPE_SELF_COST") != NULL;
+	skel->rodata->empty_handlers = getenv("MMSCOPE_EMPTY_HANDLERS") != NULL;
 	skel->rodata->no_stacks = o->no_stacks;
 	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
 	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
