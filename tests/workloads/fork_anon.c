@@ -13,10 +13,12 @@
 #include <getopt.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,12 +84,15 @@ int main(int argc, char **argv)
 	start = now_ns();
 	deadline = start + (uint64_t)(seconds * 1e9);
 	for (long w = 0; w < workers; w++) {
-		pid_t pid = fork();
+		pid_t parent = getpid(), pid = fork();
 
 		if (pid < 0)
 			die("fork worker");
 		if (pid)
 			continue;
+		/* Killed with the parent: whoever stops the workload stops that one. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
 		for (long n = 0; iters ? n < iters : now_ns() < deadline; n++) {
 			pid_t child = fork();
 

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -217,11 +219,14 @@ int main(int argc, char **argv)
 	start = now_ns();
 	c.deadline_ns = start + (uint64_t)(c.seconds * 1e9);
 	for (int i = 1; i < c.procs; i++) {
-		pid_t pid = fork();
+		pid_t parent = getpid(), pid = fork();
 
 		if (pid < 0)
 			die("fork");
 		if (!pid) {
+			/* Killed with the first process: a test's cleanup kills that one. */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+				_exit(1);
 			run_threads(&c);
 			_exit(0);
 		}
