@@ -40,6 +40,9 @@ const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
 /* The bench's floor: every program returns at once (MMSCOPE_EMPTY_HANDLERS). */
 const volatile bool empty_handlers;
 const volatile bool no_stacks;		/* nothing shows a caller: take no stacks */
+const volatile __u64 thread_size = 16384;	/* a task's kernel stack (THREAD_SIZE) */
+const volatile __u32 check_every = 64;	/* stack cache hits also walked: 1 in this many */
+const volatile __u32 stack_bytes;	/* bpf_get_stack size for samples: the maps' value size */
 
 #define LB_F_SPIN 1U	/* contention_begin flags: LCB_F_SPIN */
 #define LB_F_MUTEX 32U	/* LCB_F_MUTEX: with LCB_F_SPIN, a mutex's spin, then its sleep */
@@ -81,6 +84,11 @@ static __always_inline __u32 drop_stale(struct lb_task *ts, __u32 d, __u32 sw)
 __u32 gen;		/* generation new records go to */
 __u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
 __u32 stack_epoch;	/* the bank stacks go to: stack_epoch & 1 (see lock_bpf.h) */
+/* The stack cache, set by user space as it learns (0: not yet, or off). */
+__u32 fast_s0;		/* 1 + the first frame's word above the context */
+__u32 fast_fk;		/* frames in a cache key */
+__u32 fast_gen;		/* moved on when a rule changed: older keys are dead */
+int learn_budget;	/* samples user space still takes this interval */
 /* System-wide: processes that lived less than this (ns) are announced in lb_exits. */
 volatile __u64 lb_short_ns;
 
@@ -153,6 +161,47 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 64 * sizeof(__u64));	/* resized by user space */
 } stacks2_b SEC(".maps");
+
+/* Return address -> where the next frame's is (user space learns them; lock_bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LB_HOP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lb_hop_slot);
+} hops SEC(".maps");
+
+/* Hash of the return addresses the rules found -> the unwinder's stack id (lock_bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LB_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lb_cache_slot);
+} fast_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} learn_ring SEC(".maps");
+
+struct fast_buf {
+	__u64 ctx_addr;		/* the context's address, read back as a number */
+	__u64 stack_addr;	/* the task's stack, likewise */
+	__u64 base;
+	__u32 top;		/* words from base to the stack's end */
+	__u32 nw;		/* words read into raw */
+	__u32 nchk;		/* hits since the last check */
+	__u32 pad;
+	__u64 hash;		/* of the frames found (1 from fast_walk) */
+	__u64 raw[LB_FAST_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fast_buf);
+} fast_bufs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -465,6 +514,250 @@ static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 t
 	bpf_map_update_elem(&lock_infos, &lock, info, BPF_ANY);
 }
 
+/*
+ * Stacks without the unwinder.  bpf_get_stackid() costs 5-30 us a wait on
+ * this kernel (ORC, no frame pointers): most of contention_begin.  But a
+ * return address sits at a fixed distance above the one of the function it
+ * returns into, for all but a few functions (alloca, realigned stacks).  So
+ * the program reads the stack above its context (bpf_trace_run2's frame, on
+ * the waiter's kernel stack) and follows rules user space learned from
+ * samples (one unwinder walk and the stack words it ran over); the return
+ * addresses it finds are the key of a cache of the unwinder's stack ids.
+ * A miss walks as before and fills the cache; 1 hit in check_every walks
+ * too and compares (LB_C_FAST_BAD: user space then turns the cache off).
+ *
+ * 1: b->hash is of this stack's return addresses; 0: a frame without a rule
+ * (a sample would teach one); -1: not here (an interrupt's stack, too deep).
+ */
+struct walk_ctx {
+	__u64 h;
+	__u32 s, top, nw, fk;
+	int ret;
+};
+
+/* xxhash64's round and final mix. */
+static __always_inline __u64 mix_in(__u64 h, __u64 v)
+{
+	h += v * 0xC2B2AE3D27D4EB4FULL;
+	h = (h << 31) | (h >> 33);
+	return h * 0x9E3779B185EBCA87ULL;
+}
+
+static __always_inline __u64 mix_end(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xC2B2AE3D27D4EB4FULL;
+	h ^= h >> 29;
+	h *= 0x165667B19E3779F9ULL;
+	h ^= h >> 32;
+	return h | 1;	/* 0 marks a free slot */
+}
+
+/* The rule for ra, or kind 0. */
+static __always_inline struct lb_hop find_hop(__u64 ra)
+{
+	struct lb_hop h = { 0 };
+	__u32 home = hop_home(ra);
+
+	for (__u32 p = 0; p < LB_HOP_PROBE; p++) {
+		__u32 i = (home + p) & (LB_HOP_SLOTS - 1);
+		struct lb_hop_slot *e = bpf_map_lookup_elem(&hops, &i);
+		__u64 v, era;
+
+		if (!e)
+			break;
+		era = READ_ONCE(e->ra);
+		if (!era)
+			break;
+		if (era != ra)
+			continue;
+		v = READ_ONCE(e->v);
+		__builtin_memcpy(&h, &v, sizeof(h));
+		break;
+	}
+	return h;
+}
+
+/* One frame of the walk: bpf_loop's callback; 1 stops (ret says how it ended). */
+static long walk_step(__u32 j, struct walk_ctx *w)
+{
+	__u32 zero = 0, s = w->s;
+	struct fast_buf *b = bpf_map_lookup_elem(&fast_bufs, &zero);
+	struct lb_hop h;
+	__u64 ra;
+
+	if (!b || s >= w->nw || j >= LB_FAST_MAX) {
+		w->ret = -1;	/* beyond the words read */
+		return 1;
+	}
+	ra = b->raw[s & (LB_FAST_WORDS - 1)];
+	w->h = mix_in(w->h, ra);
+	if (j + 1 >= w->fk) {
+		w->ret = 1;
+		return 1;
+	}
+	h = find_hop(ra);
+	if ((h.kind & LB_HOP_END) && w->top - s == (__u32)h.end_k) {
+		w->ret = 1;
+		return 1;
+	}
+	if (h.kind & LB_HOP_FIXED) {
+		w->s = s + h.delta;
+	} else if (h.kind & LB_HOP_TOP) {
+		w->s = w->top - h.from_top;
+	} else {
+		/* No rule yet (a sample may teach one), or none to be had. */
+		w->ret = h.kind & LB_HOP_NEVER ? -1 : 0;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline int fast_walk(void *ctx, struct task_struct *t, struct fast_buf *b)
+{
+	__u32 gen = READ_ONCE(fast_gen), s0 = READ_ONCE(fast_s0), fk = READ_ONCE(fast_fk);
+	struct walk_ctx w = { 0 };
+	__u64 stack, base, bytes;
+	__u32 top, nw;
+
+	/* Both addresses as numbers: stored, then read back. */
+	WRITE_ONCE(b->ctx_addr, (__u64)ctx);
+	WRITE_ONCE(b->stack_addr, (__u64)t->stack);
+	base = READ_ONCE(b->ctx_addr);
+	stack = READ_ONCE(b->stack_addr);
+	if (base < stack || base - stack >= thread_size)
+		return -1;
+	top = (__u32)((stack + thread_size - base) / 8);
+	nw = top < LB_FAST_WORDS ? top : LB_FAST_WORDS;
+	b->base = base;
+	b->top = top;
+	b->nw = nw;
+	if (!s0 || !fk || fk > LB_FAST_MAX)
+		return 0;
+	bytes = (__u64)nw * 8;
+	if (bytes > sizeof(b->raw))
+		bytes = sizeof(b->raw);
+	barrier_var(bytes);
+	if (bpf_probe_read_kernel(b->raw, bytes, (void *)base))
+		return -1;
+	w.h = mix_in(0x27D4EB2F165667C5ULL, gen);
+	w.s = s0 - 1;
+	w.top = top;
+	w.nw = nw;
+	w.fk = fk;
+	w.ret = -1;
+	bpf_loop(LB_FAST_MAX, walk_step, &w, 0);
+	b->hash = w.h;
+	return w.ret;
+}
+
+/* One unwinder walk and the stack words it ran over, for user space to learn from. */
+static __always_inline void learn(void *ctx, struct fast_buf *b)
+{
+	__u32 size = stack_bytes, nw = b->nw;
+	struct lb_learn *l;
+	__u64 bytes;
+
+	/* Two CPUs may both take the last one: a budget, not a limit. */
+	if (READ_ONCE(learn_budget) <= 0)
+		return;
+	__sync_fetch_and_add(&learn_budget, -1);
+	l = bpf_ringbuf_reserve(&learn_ring, sizeof(*l), 0);
+	if (!l)
+		return;
+	l->base = b->base;
+	l->top = b->base + (__u64)b->top * 8;
+	if (size > sizeof(l->ips))
+		size = sizeof(l->ips);
+	l->nips = bpf_get_stack(ctx, l->ips, size, 0);
+	bytes = (__u64)nw * 8;
+	if (bytes > sizeof(l->raw))
+		bytes = sizeof(l->raw);
+	barrier_var(bytes);
+	l->nwords = bpf_probe_read_kernel(l->raw, bytes, (void *)b->base) ? 0 : bytes / 8;
+	bpf_ringbuf_submit(l, 0);
+	count(LB_C_LEARN);
+}
+
+/* The unwinder's stack id in the bank of epoch se, with its epoch; < 0 when lost. */
+static __always_inline long walk_stack(void *ctx, __u32 se)
+{
+	long sid;
+
+	/*
+	 * When its bucket holds another stack: hashed without the first
+	 * (machinery) frame it lands in an unrelated bucket of the second map.
+	 */
+	if (se & 1) {
+		sid = bpf_get_stackid(ctx, &stacks_b, 0);
+		if (sid == -EEXIST) {
+			sid = bpf_get_stackid(ctx, &stacks2_b, 1);
+			if (sid >= 0)
+				sid |= LB_STACK2;
+		}
+	} else {
+		sid = bpf_get_stackid(ctx, &stacks, 0);
+		if (sid == -EEXIST) {
+			sid = bpf_get_stackid(ctx, &stacks2, 1);
+			if (sid >= 0)
+				sid |= LB_STACK2;
+		}
+	}
+	if (sid >= 0)
+		sid |= (long)(se & LB_EPOCH_MASK) << LB_EPOCH_SHIFT;
+	return sid;
+}
+
+/*
+ * This wait's stack id: from the cache when the rules can follow the stack.
+ * The unwinder is called from one place only: the first frame of its stack
+ * is the return address of that call, and a second call site would make
+ * the same stack two.
+ */
+static __always_inline long stack_id(void *ctx, struct task_struct *t, __u32 se, bool *hit)
+{
+	__u32 zero = 0, slot;
+	struct fast_buf *b = bpf_map_lookup_elem(&fast_bufs, &zero);
+	int fr = b ? fast_walk(ctx, t, b) : -1;
+	struct lb_cache_slot *c = NULL;
+	bool check = false;
+	long sid = -1, slow;
+	__u64 h = 0;
+
+	if (fr > 0) {
+		h = mix_end(mix_in(b->hash, se));
+		slot = (__u32)h & (LB_CACHE_SLOTS - 1);
+		c = bpf_map_lookup_elem(&fast_cache, &slot);
+		if (c && c->hash == h) {
+			sid = c->sid;
+			count(LB_C_FAST_HIT);
+			if (++b->nchk < check_every) {
+				*hit = true;
+				return sid;
+			}
+			b->nchk = 0;
+			check = true;
+		}
+	}
+	if (!check)
+		count(fr > 0 ? LB_C_FAST_MISS : fr ? LB_C_FAST_NOWALK : LB_C_FAST_NORULE);
+	slow = walk_stack(ctx, se);
+	if (check) {
+		count(LB_C_FAST_CHECKED);
+		if (slow == sid)
+			return sid;
+		count(LB_C_FAST_BAD);
+		learn(ctx, b);
+	}
+	if (c && slow >= 0) {
+		c->hash = h;
+		c->sid = slow;
+	} else if (fr == 0) {
+		learn(ctx, b);
+	}
+	return slow;
+}
+
 static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgid)
 {
 	if (filter_types && (flags >= 64 || !((type_mask >> flags) & 1)))
@@ -488,6 +781,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	struct lb_ring *r;
 	struct lb_task *ts;
 	struct lb_frame *f;
+	bool hit = false;
 	long sid;
 	__u32 se;
 
@@ -550,27 +844,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	if (self_cost)
 		t2 = bpf_ktime_get_ns();
 	se = READ_ONCE(stack_epoch);
-	/*
-	 * When its bucket holds another stack: hashed without the first
-	 * (machinery) frame it lands in an unrelated bucket of the second map.
-	 */
-	if (se & 1) {
-		sid = bpf_get_stackid(ctx, &stacks_b, 0);
-		if (sid == -EEXIST) {
-			sid = bpf_get_stackid(ctx, &stacks2_b, 1);
-			if (sid >= 0)
-				sid |= LB_STACK2;
-		}
-	} else {
-		sid = bpf_get_stackid(ctx, &stacks, 0);
-		if (sid == -EEXIST) {
-			sid = bpf_get_stackid(ctx, &stacks2, 1);
-			if (sid >= 0)
-				sid |= LB_STACK2;
-		}
-	}
-	if (sid >= 0)
-		sid |= (long)(se & LB_EPOCH_MASK) << LB_EPOCH_SHIFT;
+	sid = stack_id(ctx, t, se, &hit);
 	f->sepoch = se;
 	if (self_cost)
 		t3 = bpf_ktime_get_ns();
@@ -603,6 +877,10 @@ stacked:
 			c->total += now - t0;
 			c->drain += t1 - t0;
 			c->stack += t3 - t2;
+			if (hit) {
+				c->hits++;
+				c->hit_stack += t3 - t2;
+			}
 			c->name += now - t4;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,11 +23,15 @@
 #include "lock_bpf.skel.h"
 #include "lock_common.h"
 #include "short_procs.h"
+#include "stack_rules.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
 
 _Static_assert(LB_HIST_SLOTS == MMS_HIST_SLOTS, "histogram slots differ");
+_Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte store");
+
+#define HOP_TAB_BYTES ((size_t)LB_HOP_SLOTS * sizeof(struct lb_hop_slot))
 _Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
@@ -87,6 +92,13 @@ struct lb_src {
 
 	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
 	struct mms_short *dead;
+
+	/* The stack cache (lock_bpf.bpf.c): NULL rules when it is off. */
+	struct mms_stack_rules *rules;
+	struct ring_buffer *learn_rb;
+	struct lb_hop_slot *hop_tab;	/* the hops map, mmap'ed */
+	bool cache_changed;		/* a rule was taken back: empty the cache */
+	bool cache_off;			/* a check found a wrong id: never again */
 };
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -193,6 +205,115 @@ static bool fold_short(const struct mms_options *o)
 	return o->pid <= 0 && !o->nr_tids;
 }
 
+/*
+ * MMSCOPE_STACK_CHECK=N: 1 cache hit in N is also walked and compared
+ * (default 64; 1 checks every hit).  MMSCOPE_STACK_CACHE=0: no cache.
+ */
+static uint32_t check_every(void)
+{
+	const char *v = getenv("MMSCOPE_STACK_CHECK");
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return 64;
+	n = strtoul(v, &end, 10);
+	return *end || !n || n > UINT32_MAX ? 64 : (uint32_t)n;
+}
+
+static bool cache_wanted(const struct lb_src *lb)
+{
+	const char *v = getenv("MMSCOPE_STACK_CACHE");
+
+	/* Keys hold LB_FAST_MAX frames: deeper stacks (--max-stack 48 and more) walk. */
+	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && !(v && !strcmp(v, "0"));
+}
+
+/* Puts a rule in the kernel's table (lock_bpf.h): the rule first, then its address. */
+static int publish_rule(void *arg, uint64_t ra, const struct lb_hop *hop)
+{
+	struct lb_src *lb = arg;
+	struct lb_hop_slot *tab = lb->hop_tab;
+	union {
+		struct lb_hop h;
+		uint64_t v;
+	} u = { .v = 0 };
+
+	if (hop)
+		u.h = *hop;
+	for (uint32_t p = 0; p < LB_HOP_PROBE; p++) {
+		struct lb_hop_slot *e = &tab[(hop_home(ra) + p) & (LB_HOP_SLOTS - 1)];
+		uint64_t have = __atomic_load_n(&e->ra, __ATOMIC_RELAXED);
+
+		if (have && have != ra)
+			continue;
+		if (!have && !hop)
+			return 0;
+		__atomic_store_n(&e->v, u.v, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->ra, ra, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void unmap_hops(struct lb_src *lb)
+{
+	if (lb->hop_tab)
+		munmap(lb->hop_tab, HOP_TAB_BYTES);
+	lb->hop_tab = NULL;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct lb_src *lb = ctx;
+
+	if (size >= sizeof(struct lb_learn) && mms_stack_rules_add(lb->rules, data))
+		lb->cache_changed = true;
+	return 0;
+}
+
+/*
+ * Samples the next interval may send: many while the rules are young, then
+ * a few (stacks the rules cannot follow keep asking; each sample is a walk).
+ */
+static int learn_budget(const struct lb_src *lb)
+{
+	return lb->counters_prev[LB_C_LEARN] < 2000 ? 128 : 16;
+}
+
+/*
+ * Once per interval: learn from the samples the interval sent, tell the
+ * kernel where walks start, give it the next interval's sample budget.
+ * A wrong id found by a check turns the cache off for the session.
+ */
+static void tend_cache(struct lb_src *lb)
+{
+	struct lock_bpf__bss *bss = lb->skel->bss;
+	uint32_t s0, fk;
+
+	if (!lb->rules)
+		return;
+	ring_buffer__consume(lb->learn_rb);
+	if (!lb->cache_off && lb->counters_prev[LB_C_FAST_BAD]) {
+		lb->cache_off = true;
+		__atomic_store_n(&bss->fast_fk, 0, __ATOMIC_SEQ_CST);
+	}
+	if (lb->cache_off) {
+		__atomic_store_n(&bss->learn_budget, 0, __ATOMIC_SEQ_CST);
+		return;
+	}
+	mms_stack_rules_start(lb->rules, &s0, &fk);
+	if (lb->cache_changed || s0 != bss->fast_s0 || fk != bss->fast_fk) {
+		/* Keys made under other rules may name other stacks: a new generation. */
+		__atomic_store_n(&bss->fast_fk, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->fast_s0, s0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->fast_gen, bss->fast_gen + 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->fast_fk, fk, __ATOMIC_SEQ_CST);
+		lb->cache_changed = false;
+	}
+	__atomic_store_n(&bss->learn_budget, learn_budget(lb), __ATOMIC_SEQ_CST);
+}
+
 /* Sizes, knobs and filters, between open and load. */
 static int configure(struct mms_source *src, struct lb_src *lb)
 {
@@ -227,6 +348,9 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->self_cost = getenv("MMSCOPE_SELF_COST") != NULL;
 	skel->rodata->empty_handlers = getenv("MMSCOPE_EMPTY_HANDLERS") != NULL;
 	skel->rodata->no_stacks = o->no_stacks;
+	skel->rodata->stack_bytes = lb->stack_depth * sizeof(uint64_t);
+	skel->rodata->thread_size = (uint64_t)sysconf(_SC_PAGESIZE) * 4;
+	skel->rodata->check_every = check_every();
 	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
 	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
 								  MMS_MAX_FILTERS) > 0;
@@ -324,6 +448,22 @@ static int lb_prepare(struct mms_source *src)
 	err = fill_filters(src, lb);
 	if (err)
 		goto out;
+	if (cache_wanted(lb)) {
+		void *tab = mmap(NULL, HOP_TAB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 bpf_map__fd(lb->skel->maps.hops), 0);
+
+		lb->hop_tab = tab == MAP_FAILED ? NULL : tab;
+		lb->rules = lb->hop_tab ? mms_stack_rules_new(lb->stack_depth, publish_rule, lb) :
+					  NULL;
+		lb->learn_rb = lb->rules ? ring_buffer__new(bpf_map__fd(lb->skel->maps.learn_ring),
+							    on_sample, lb, NULL) : NULL;
+		/* Without them (no memory) every wait walks its stack, as before. */
+		if (!lb->learn_rb) {
+			mms_stack_rules_free(lb->rules);
+			lb->rules = NULL;
+			unmap_hops(lb);
+		}
+	}
 	if (fold_short(lb->opts)) {
 		lb->dead = mms_short_new(bpf_map__fd(lb->skel->maps.lb_exits));
 		/* Without it (no memory) every process keeps rows of its own. */
@@ -338,6 +478,11 @@ out:
 	if (err) {
 		mms_short_free(lb->dead);
 		lb->dead = NULL;
+		ring_buffer__free(lb->learn_rb);
+		lb->learn_rb = NULL;
+		mms_stack_rules_free(lb->rules);
+		lb->rules = NULL;
+		unmap_hops(lb);
 		lock_bpf__destroy(lb->skel);
 		lb->skel = NULL;
 	}
@@ -375,6 +520,7 @@ static int lb_start(struct mms_source *src)
 	read_counters(lb, NULL);
 	lb->skel->bss->gen = 0;
 	lb->skel->bss->iv_seq = 1;
+	lb->skel->bss->learn_budget = lb->rules && !lb->cache_off ? learn_budget(lb) : 0;
 	libbpf_msg[0] = '\0';
 	old = libbpf_set_print(capture_print);
 	err = attach(src, lb);
@@ -858,6 +1004,7 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 		return err;
 	read_counters(lb, st);
 	maybe_switch_bank(lb);
+	tend_cache(lb);
 	return 0;
 }
 
@@ -880,17 +1027,32 @@ static void print_self_cost(struct lb_src *lb)
 			sum.total += c[i].total;
 			sum.drain += c[i].drain;
 			sum.stack += c[i].stack;
+			sum.hits += c[i].hits;
+			sum.hit_stack += c[i].hit_stack;
 			sum.name += c[i].name;
 		}
 		if (!sum.n)
 			continue;
 		fprintf(stderr, "self-cost: contention_begin type=%s waits=%llu ns_per_wait=%.0f "
-			"drain=%.0f stack=%.0f name=%.0f\n", mms_lock_type_name(k),
+			"drain=%.0f stack=%.0f name=%.0f cached=%llu cached_stack=%.0f\n",
+			mms_lock_type_name(k),
 			(unsigned long long)sum.n, (double)sum.total / (double)sum.n,
 			(double)sum.drain / (double)sum.n, (double)sum.stack / (double)sum.n,
-			(double)sum.name / (double)sum.n);
+			(double)sum.name / (double)sum.n, (unsigned long long)sum.hits,
+			sum.hits ? (double)sum.hit_stack / (double)sum.hits : 0.0);
 	}
 	free(c);
+	read_counters(lb, NULL);
+	fprintf(stderr, "self-cost: stack-cache hits=%llu misses=%llu no_rule=%llu no_walk=%llu "
+		"checked=%llu bad=%llu samples=%llu rules=%u%s\n",
+		(unsigned long long)lb->counters_prev[LB_C_FAST_HIT],
+		(unsigned long long)lb->counters_prev[LB_C_FAST_MISS],
+		(unsigned long long)lb->counters_prev[LB_C_FAST_NORULE],
+		(unsigned long long)lb->counters_prev[LB_C_FAST_NOWALK],
+		(unsigned long long)lb->counters_prev[LB_C_FAST_CHECKED],
+		(unsigned long long)lb->counters_prev[LB_C_FAST_BAD],
+		(unsigned long long)lb->counters_prev[LB_C_LEARN],
+		lb->rules ? mms_stack_rules_count(lb->rules) : 0, lb->rules ? "" : " (off)");
 }
 
 static void lb_destroy(struct mms_source *src)
@@ -905,6 +1067,9 @@ static void lb_destroy(struct mms_source *src)
 		print_self_cost(lb);
 	lock_bpf__destroy(lb->skel);
 	mms_short_free(lb->dead);
+	ring_buffer__free(lb->learn_rb);
+	mms_stack_rules_free(lb->rules);
+	unmap_hops(lb);
 	mms_lock_common_destroy(lb->lc);
 	free(lb->stacks);
 	free(lb->ips);

@@ -29,6 +29,76 @@
 #define LB_EPOCH_MASK 63
 #define LB_STACK_IDX (((__u32)1 << LB_EPOCH_SHIFT) - 1)
 
+/*
+ * The stack cache (lock_bpf.bpf.c, "Stacks without the unwinder").  A return
+ * address's rule says where the next frame's return address is, in words
+ * up the kernel stack from this one's: delta (FIXED), from_top words below
+ * the stack's top (TOP: a frame of variable size under a fixed one, such
+ * as do_syscall_64's randomized offset over the entry's pt_regs), and
+ * whether the stack ends here when the address sits end_k words below the
+ * top (END); NEVER when samples disagreed on both distances.  User space learns the rules from samples (struct lb_learn).
+ */
+#define LB_FAST_WORDS 256	/* stack words read above the program's context; a power of 2 */
+#define LB_FAST_MAX 64		/* frames the cache's keys hold (stack depth at most); a power of 2 */
+#define LB_HOP_FIXED 1
+#define LB_HOP_TOP 2
+#define LB_HOP_END 4
+#define LB_HOP_NEVER 8		/* samples disagree on both: no walk goes past it */
+
+struct lb_hop {
+	__s16 delta;
+	__s16 from_top;
+	__s16 end_k;
+	__u16 kind;		/* LB_HOP_* bits */
+};
+
+/*
+ * Rules by return address: an open-addressed table user space writes through
+ * mmap (a hash map's lookup cost ~370 ns a frame here, its cache misses):
+ * home slot hop_home(ra), then up to LB_HOP_PROBE slots on.  An entry's ra is
+ * stored after its rule, each with one 8-byte store; a rule of kind 0 is none.
+ */
+#define LB_HOP_BITS 11
+#define LB_HOP_SLOTS (1U << LB_HOP_BITS)
+#define LB_HOP_PROBE 4
+
+struct lb_hop_slot {
+	__u64 ra;		/* 0: free */
+	union {
+		struct lb_hop h;
+		__u64 v;
+	};
+};
+
+static inline __u32 hop_home(__u64 ra)
+{
+	return (__u32)((ra * 0x9E3779B97F4A7C15ULL) >> (64 - LB_HOP_BITS));
+}
+
+/*
+ * The cache: per CPU, direct-mapped by a 64-bit hash of the return addresses
+ * the rules found, the stack epoch and the rules' generation (distinct
+ * stacks colliding: ~n^2 / 2^65, a few thousand stacks ~1e-13; the checks
+ * would see it).
+ */
+#define LB_CACHE_BITS 12
+#define LB_CACHE_SLOTS (1U << LB_CACHE_BITS)
+
+struct lb_cache_slot {
+	__u64 hash;		/* 0: free */
+	__s64 sid;
+};
+
+/* A stack the rules could not follow: its frames and the stack words around them. */
+struct lb_learn {
+	__u64 base;		/* address of raw[0] (the program's context) */
+	__u64 top;		/* the task stack's end */
+	__u32 nwords;		/* raw words read */
+	__s32 nips;		/* frames in ips, or -errno */
+	__u64 ips[LB_FAST_MAX + 8];
+	__u64 raw[LB_FAST_WORDS];
+};
+
 /* One aggregation key: lock + call stack + task + contention flags. */
 struct lb_key {
 	__u64 lock;
@@ -120,6 +190,13 @@ enum lb_counter {
 	LB_C_STALE,		/* frames whose end was missed, dropped (recursion misses) */
 	LB_C_NO_MATCH,		/* end without a frame: filtered, or begin missed */
 	LB_C_DRAINED,		/* records moved into the aggregation maps */
+	LB_C_FAST_HIT,		/* stack ids the cache gave */
+	LB_C_FAST_CHECKED,	/* ... of them also walked, to check the cache */
+	LB_C_FAST_BAD,		/* ... and found different: the walk's id was used */
+	LB_C_LEARN,		/* samples sent to user space */
+	LB_C_FAST_MISS,		/* stacks the rules followed, not in the cache yet */
+	LB_C_FAST_NORULE,	/* stacks with a frame without a rule */
+	LB_C_FAST_NOWALK,	/* stacks not for the cache (interrupt stacks, too deep) */
 	LB_C_NR
 };
 
@@ -135,7 +212,9 @@ struct lb_cost {
 	__u64 n;		/* handler runs that reached the end */
 	__u64 total;		/* ns from entry to the end */
 	__u64 drain;		/* ... in draining this CPU's pending records */
-	__u64 stack;		/* ... in bpf_get_stackid */
+	__u64 stack;		/* ... in taking the stack id */
+	__u64 hits;		/* handler runs whose stack id came from the cache */
+	__u64 hit_stack;	/* ... and their time taking it */
 	__u64 name;		/* ... in naming the lock */
 };
 

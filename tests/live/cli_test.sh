@@ -151,14 +151,30 @@ PY
 # of two threads, each with a stack walk that took time.
 MMSCOPE_SELF_COST=1 expect_rc 0 "MMSCOPE_SELF_COST report" "$mms" report --duration 2 \
 	--vma-source off --rmap-source off -- "$churn" -t 2 -s 2
-expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=[1-9][0-9]{2,} name=[0-9]+$' \
+expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=[1-9][0-9]{2,} name=[0-9]+ cached=[0-9]+ cached_stack=[0-9]+$' \
 	"MMSCOPE_SELF_COST: rwsem:W waits with their stack walk's time"
 # A report that shows no caller takes no stacks (and still names the lock).
 MMSCOPE_SELF_COST=1 expect_rc 0 "report --by lock, no stacks" "$mms" report --duration 2 \
 	--by lock --vma-source off --rmap-source off -- "$churn" -t 2 -s 2
-expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=0 name=[0-9]+$' \
+expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=0 name=[0-9]+ cached=0 cached_stack=0$' \
 	"report --by lock: rwsem:W waits without a stack walk"
 expect_out '^ +[0-9]+ .* rwsem +mmap_lock \([0-9]+ mmap_churn\)' "report --by lock: mmap_lock named"
+
+# The stack cache (lock_bpf.bpf.c, "Stacks without the unwinder"): with every hit
+# also walked, the cache must have given the unwinder's own stack id each time.
+MMSCOPE_STACK_CHECK=1 MMSCOPE_SELF_COST=1 expect_rc 0 "report, every cached stack checked" \
+	"$mms" report --duration 4 --vma-source off --rmap-source off -- "$churn" -t 4 -s 4
+expect_err '^self-cost: stack-cache hits=[1-9][0-9]{2,} misses=[0-9]+ no_rule=[0-9]+ no_walk=[0-9]+ checked=[0-9]+ bad=0 samples=[1-9][0-9]* rules=[1-9][0-9]*$' \
+	"stack cache: hundreds of hits, none different from the unwinder's"
+if grep -qE '^self-cost: stack-cache hits=([0-9]+) .* checked=\1 bad=0 ' "$tmp/err"; then
+	ok "stack cache: every hit was checked"
+else
+	bad "stack cache: hits and checks differ: $(grep stack-cache "$tmp/err")"
+fi
+MMSCOPE_STACK_CACHE=0 MMSCOPE_SELF_COST=1 expect_rc 0 "report, stack cache off" \
+	"$mms" report --duration 2 --vma-source off --rmap-source off -- "$churn" -t 2 -s 2
+expect_err '^self-cost: stack-cache hits=0 .* samples=0 rules=0 \(off\)$' \
+	"MMSCOPE_STACK_CACHE=0: no cache, no samples"
 
 [ $fail = 0 ] && echo "all cli checks passed"
 exit $fail
