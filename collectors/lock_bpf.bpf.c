@@ -113,8 +113,9 @@ struct {
 
 /*
  * Per-CPU: a drain only ever touches its own CPU's copy, so no atomics and
- * no torn min/max.  Not preallocated: each key costs 192 bytes per possible
- * CPU, only paid for the keys really seen.
+ * no torn min/max.  Each key costs 192 bytes per possible CPU: preallocated
+ * only when all of them together are small (lock_bpf.c: configure()), else
+ * paid for the keys really seen.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -32,6 +32,8 @@ _Static_assert(LB_HIST_SLOTS == MMS_HIST_SLOTS, "histogram slots differ");
 _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte store");
 
 #define HOP_TAB_BYTES ((size_t)LB_HOP_SLOTS * sizeof(struct lb_hop_slot))
+/* Each aggregation map preallocated up to this size (key, element, a value per CPU). */
+#define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
 _Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
@@ -327,6 +329,18 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 		lb->stack_depth = LB_MAX_STACK;
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg0, o->map_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg1, o->map_entries);
+	/*
+	 * Preallocated where that takes little memory: a new key (every new
+	 * task that waits) then costs a free-list pop in the drain, not an
+	 * allocation of a value per CPU.
+	 */
+	if ((uint64_t)o->map_entries * ((uint64_t)lb->ncpus * sizeof(struct lb_stat) + 128) <=
+	    AGG_PREALLOC_MAX) {
+		err = err ?: bpf_map__set_map_flags(skel->maps.agg0, bpf_map__map_flags(
+							    skel->maps.agg0) & ~BPF_F_NO_PREALLOC);
+		err = err ?: bpf_map__set_map_flags(skel->maps.agg1, bpf_map__map_flags(
+							    skel->maps.agg1) & ~BPF_F_NO_PREALLOC);
+	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.lock_infos, o->map_entries);
 	/* Without stacks the maps stay, unused: one entry each. */
 	for (uint32_t i = 0; i < 4; i++) {
