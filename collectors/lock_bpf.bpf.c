@@ -805,6 +805,9 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
+	/* The process has rows now: its exit is worth announcing (short_exit). */
+	if (pid != tgid && READ_ONCE(lb_short_ns))
+		bpf_task_storage_get(&tasks, t->group_leader, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	sw = switches(t);
 	d = READ_ONCE(ts->depth);
 	nd = drop_stale(ts, d, sw);
@@ -997,11 +1000,16 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* System-wide only: short-lived processes' rows go to their name's group (short_exit.h). */
+/*
+ * System-wide only: short-lived processes' rows go to their name's group
+ * (short_exit.h).  Only processes that have rows: one of whose threads
+ * waited, so that its leader has task storage (contention_begin); most
+ * exits (a fork loop's children) return here.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(short_exit, struct task_struct *p)
 {
-	if (!empty_handlers)
+	if (!empty_handlers && bpf_task_storage_get(&tasks, p->group_leader, 0, 0))
 		short_exit_note(p, lb_short_ns, &lb_exits);
 	return 0;
 }
