@@ -227,7 +227,7 @@ static bool cache_wanted(const struct lb_src *lb)
 {
 	const char *v = getenv("MMSCOPE_STACK_CACHE");
 
-	/* Keys hold LB_FAST_MAX frames: deeper stacks (--max-stack 48 and more) walk. */
+	/* Walks follow LB_FAST_MAX frames: deeper stacks (--max-stack over 48) unwind. */
 	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && !(v && !strcmp(v, "0"));
 }
 

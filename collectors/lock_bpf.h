@@ -39,7 +39,7 @@
  * top (END); NEVER when samples disagreed on both distances.  User space learns the rules from samples (struct lb_learn).
  */
 #define LB_FAST_WORDS 256	/* stack words read above the program's context; a power of 2 */
-#define LB_FAST_MAX 64		/* frames the cache's keys hold (stack depth at most); a power of 2 */
+#define LB_FAST_MAX 64		/* frames a walk follows (stack depth at most); a power of 2 */
 #define LB_HOP_FIXED 1
 #define LB_HOP_TOP 2
 #define LB_HOP_END 4

@@ -33,7 +33,8 @@ struct mms_stack_rules {
 	int (*publish)(void *arg, uint64_t ra, const struct lb_hop *hop);
 	void *arg;
 	/* The first frame above the context: its index in a walk and its word. */
-	uint32_t i0, slot0, n_start;
+	uint32_t i0, slot0;
+	uint16_t n_start;
 	bool start_bad;
 };
 
@@ -225,7 +226,7 @@ int mms_stack_rules_add(struct mms_stack_rules *r, const struct lb_learn *l)
 		changed |= !r->start_bad;
 		r->start_bad = true;
 	}
-	r->n_start = more((uint16_t)r->n_start);
+	r->n_start = more(r->n_start);
 	for (uint32_t i = first; i < last; i++)
 		changed |= observe_next(r, l->ips[i], slot[i + 1] - slot[i], top - slot[i + 1],
 					top - slot[i]);
