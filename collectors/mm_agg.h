@@ -117,6 +117,22 @@ static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
 	s->hist[slot]++;
 }
 
+/* Adds n events of value v. */
+static __always_inline void mm_stat_add_n(struct mm_stat *s, __u64 v, __u64 n)
+{
+	__u64 slot = mm_hist_slot(v);
+
+	if (!n)
+		return;
+	if (!s->count || v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->count += n;
+	s->total += v * n;
+	s->hist[slot] += (__u32)n;
+}
+
 /* Adds what src counted to dst (both this CPU's, or owned by the caller). */
 static __always_inline void mm_stat_merge(struct mm_stat *dst, const struct mm_stat *src)
 {

@@ -112,7 +112,7 @@ static __always_inline void mh_move(struct task_struct *task, struct mh_task *t,
 	if (a->trylock_fail) {
 		v = mm_agg_get_gen(task, tgid, gen, MH_TRYLOCK_FAIL, 0);
 		if (v)
-			mm_stat_add(&v->stat, a->trylock_fail);
+			mm_stat_add_n(&v->stat, 1, a->trylock_fail);
 		a->trylock_fail = 0;
 	}
 }

@@ -127,6 +127,18 @@ mp = {x["pid"] for x in r["metrics"] if x["pid"]}
 assert mp == {a}, (mp, a, b)
 PY
 
+# Failed trylocks are counted one by one: each row's count is its total.  mmap_churn's
+# faults land on VMAs its other threads are changing; the per-VMA lock gives way and the
+# fault's mmap_read_trylock() fails while a writer holds mmap_lock (thousands a second).
+expect_rc 0 "report --mmap-hold, failed trylocks" "$mms" report --mmap-hold --by process \
+	--json -o "$tmp/t.json" -- "$churn" -t 4 -s 2 -f "$tmp/churn.dat"
+python3 - "$tmp/t.json" <<'PY' && ok "failed trylocks counted one by one" || bad "failed trylocks"
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = [x for x in r["metrics"] if x["name"] == "mmap_lock.trylock_fail" and x["comm"] == "mmap_churn"]
+assert m and m[0]["count"] >= 100 and m[0]["count"] == m[0]["total"], m
+PY
+
 # System-wide, processes that lived less than an interval are one row per name in
 # --by task: "<comm>" without a pid (JSON: short_lived, pid 0), not a row per process.
 ( while :; do "$churn" -t 4 -n 300 >/dev/null 2>&1; sleep 0.05; done ) &
