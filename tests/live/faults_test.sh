@@ -133,7 +133,7 @@ t_exits() {
 	expect 0 "fresh record after SIGKILL" "$mms" record -o "$tmp/fresh.mms" --duration 1
 	# report prints what it collected when stopped by a signal.  Contention of its
 	# own: the churn above may have run out (the loops take ~5 minutes on a slow VM).
-	background_churn 30
+	background_churn 120
 	for sig in INT HUP; do
 		"$mms" report --json -o "$tmp/r-$sig.json" --interval 250 2>"$tmp/rep.err" &
 		pid=$!
