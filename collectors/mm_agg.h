@@ -104,19 +104,6 @@ static __always_inline __u64 mm_hist_slot(__u64 v)
 	return slot;
 }
 
-static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
-{
-	__u64 slot = mm_hist_slot(v);
-
-	if (!s->count || v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
-	s->count++;
-	s->total += v;
-	s->hist[slot]++;
-}
-
 /* Adds n events of value v. */
 static __always_inline void mm_stat_add_n(struct mm_stat *s, __u64 v, __u64 n)
 {
@@ -131,6 +118,12 @@ static __always_inline void mm_stat_add_n(struct mm_stat *s, __u64 v, __u64 n)
 	s->count += n;
 	s->total += v * n;
 	s->hist[slot] += (__u32)n;
+}
+
+/* Adds one event of value v (n == 1 folds away: no multiply, no test). */
+static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
+{
+	mm_stat_add_n(s, v, 1);
 }
 
 /* Adds what src counted to dst (both this CPU's, or owned by the caller). */
