@@ -130,6 +130,10 @@ static int report_live(struct mms_cli *cli)
 	e = mms_session_run(s);
 	if (e)
 		fprintf(stderr, "mmscope: %s\n", strerror(-e));
+	/* Stopped while the sources were still starting: an empty report, said so. */
+	if (mms_session_quit_signal(s) && !mms_store_count(mms_session_store(s)))
+		fprintf(stderr, "mmscope: stopped by %s before the first interval ended: "
+			"nothing was collected\n", strsignal(mms_session_quit_signal(s)));
 
 	info = mms_session_info(s);
 	meta.host = info->host;

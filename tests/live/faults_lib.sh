@@ -78,6 +78,21 @@ wait_attached() {
 	return 1
 }
 
+# Waits (up to 60 s) until process $1 has started every source and collects:
+# a live session drops its privileges right after the last source started
+# (NoNewPrivs set, docs/SECURITY.md), and a sanitizer build may take seconds
+# to load the sources after the first link.  Fails if it exits first.
+wait_started() {
+	local _
+
+	for _ in $(seq 600); do
+		kill -0 "$1" 2>/dev/null || return 1
+		grep -qE '^NoNewPrivs:[[:space:]]+1' /proc/"$1"/status 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # A sanitizer build prints its reports on stderr: none may appear.
 no_sanitizer_report() {	# FILE...
 	! grep -qE 'Sanitizer|runtime error:' "$@"

@@ -137,7 +137,7 @@ t_exits() {
 	for sig in INT HUP; do
 		"$mms" report --json -o "$tmp/r-$sig.json" --interval 250 2>"$tmp/rep.err" &
 		pid=$!
-		wait_attached $pid || fail "report did not attach"
+		wait_started $pid || fail "report did not start"
 		sleep 2
 		kill -"$sig" $pid
 		wait $pid
@@ -147,6 +147,24 @@ t_exits() {
 			fail "report SIG$sig: nothing reported"
 		ok "report, SIG$sig: exit 0, the report holds what was collected"
 	done
+	# Stopped while its sources still load (signals blocked, privileges not yet
+	# dropped): exit 0, an empty report, and a line saying nothing was collected.
+	"$mms" report --json -o "$tmp/r-early.json" 2>"$tmp/early.err" &
+	pid=$!
+	for _ in $(seq 200); do
+		grep -qE '^SigBlk:.*[2367abef]$' /proc/$pid/status 2>/dev/null && break
+		sleep 0.01
+	done
+	grep -qE '^NoNewPrivs:[[:space:]]+0' /proc/$pid/status ||
+		skip "report started before the signal (too fast to test the early stop)"
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	[ $rc = 0 ] || fail "report SIGINT during start-up: exit $rc"
+	grep -q 'stopped by Interrupt before the first interval ended: nothing was collected' \
+		"$tmp/early.err" || fail "report SIGINT during start-up: not said: $(cat "$tmp/early.err")"
+	[ "$(json "$tmp/r-early.json" 'r["intervals"]')" = 0 ] || fail "early stop: intervals?"
+	ok "report, SIGINT during start-up: exit 0, 'nothing was collected' said"
 }
 
 # ---- the target: exits mid-run, never existed, cannot be executed ----
@@ -170,7 +188,7 @@ t_target() {
 	held_churn 2
 	"$mms" report --json -o "$tmp/p.json" --interval 250 -p $w 2>"$tmp/cmd.err" &
 	pid=$!
-	wait_attached $pid || fail "report -p did not attach"
+	wait_started $pid || fail "report -p did not start"
 	echo go >&3
 	start=$(date +%s)
 	wait $pid
@@ -185,7 +203,7 @@ t_target() {
 	held_churn 2
 	"$mms" record -o "$tmp/p.mms" --interval 250 -p $w 2>"$tmp/cmd.err" &
 	pid=$!
-	wait_attached $pid || fail "record -p did not attach"
+	wait_started $pid || fail "record -p did not start"
 	echo go >&3
 	wait $pid || fail "record -p PID, PID exits mid-run: exit $?"
 	err_has "process $w exited" "record names the target exit"
@@ -319,8 +337,7 @@ t_sources() {
 		"$mms" record -o "$tmp/$fam.mms" --vma-source $fam --rmap-source $fam \
 			2>"$tmp/$fam.err" &
 		pid=$!
-		wait_attached $pid || fail "record ($fam) did not attach"
-		sleep 0.5
+		wait_started $pid || fail "record ($fam) did not start"
 		bpf_held $pid | awk '{ print $1 }' | sort | uniq -c >"$tmp/held-$fam"
 		kill -INT $pid
 		wait $pid || fail "record ($fam) failed"
@@ -371,6 +388,7 @@ t_ringlost() {
 		2>"$tmp/ring.err" &
 	pid=$!
 	wait_attached $pid perf || fail "report did not attach"
+	wait_started $pid || fail "report did not start"
 	bpf_held $pid >"$tmp/held"
 	sleep 1
 	kill -STOP $pid
@@ -526,10 +544,10 @@ EOF
 t_privdrop() {
 	local pid caps want=0000000000000023 sleeper
 
+	background_churn 60
 	"$mms" record -o "$tmp/priv.mms" --interval 250 2>"$tmp/priv.err" &
 	pid=$!
-	wait_attached $pid || fail "record did not attach"
-	sleep 0.5
+	wait_started $pid || fail "record did not start"
 	caps=$(grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/$pid/status |
 	       tr -s '\t' ' ' | tr '\n' ' ')
 	[ "$caps" = "CapInh: 0000000000000000 CapPrm: $want CapEff: $want CapBnd: $want CapAmb: 0000000000000000 NoNewPrivs: 1 " ] ||

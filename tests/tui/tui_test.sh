@@ -71,8 +71,8 @@ start_tui() {	# start_tui W H [ARGS...]
 	wait_for '^ 1 Locks' 10 || fail "no first frame"
 }
 
-start_churn() {	# background contention: mmap_lock of several threads
-	"$churn" -t 4 -s "${1:-30}" >/dev/null 2>&1 &
+start_churn() {	# [SECONDS [PROCS]]: contention on the mmap_lock of each process's threads
+	"$churn" -t 4 -P "${2:-1}" -s "${1:-30}" >/dev/null 2>&1 &
 	churn_pid=$!
 }
 
@@ -154,7 +154,9 @@ t_short_tasks() {
 
 t_filter() {
 	need_root
-	start_churn 30
+	# Two processes, two mmap_locks: something to narrow without other load on
+	# the machine, for as long as the waits below may take under a sanitizer.
+	start_churn 120 2
 	start_tui 120 40
 	wait_for 'mmap_lock \(' 15 || fail "no mmap_lock row"
 	wait_for '^([2-9]|[1-9][0-9]+) locks' 15 || fail "fewer than 2 locks: nothing to narrow"
