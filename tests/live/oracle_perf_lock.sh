@@ -109,11 +109,16 @@ mms_pid=$!
 pids+=("$mms_pid")
 tracers+=("$mms_pid")
 [ "$mode" = procs ] && wait_ready	# mmscope lets the command run once it collects
+# Collecting once it has dropped its privileges, right after its last source
+# started (docs/SECURITY.md); a link alone may be the attach test the lock
+# source makes while it loads, detached again before the start.
+started() { grep -qE '^NoNewPrivs:[[:space:]]+1' "/proc/$1/status" 2>/dev/null; }
 for _ in $(seq 300); do
-	alive "$mms_pid" && has_events "$mms_pid" && break
+	alive "$mms_pid" && started "$mms_pid" && break
 	sleep 0.1
 done
-has_events "$mms_pid" || fail "mmscope did not start: $(cat "$dir"/*.err)"
+alive "$mms_pid" && started "$mms_pid" && has_events "$mms_pid" ||
+	fail "mmscope did not start: $(cat "$dir"/*.err)"
 perf lock record -p "$wpid" -o "$dir/perf.data" >"$dir/perf.log" 2>&1 &
 perf_pid=$!
 pids+=("$perf_pid")

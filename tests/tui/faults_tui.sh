@@ -65,6 +65,7 @@ first_frame() {	# the TUI is up and its sources attached; sets $pid
 	pid=$(mms_pid)
 	[ -n "$pid" ] || fail "no mmscope process"
 	wait_attached "$pid" "${1:-}" || fail "sources not attached"
+	wait_started "$pid" || fail "sources not started"
 }
 # The terminal is usable: the shell reads and echoes a line, nothing of the TUI is left.
 sane() {
