@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers for the fault tests (tests/live/faults_test.sh, tests/tui/faults_tui.sh):
-# what one mmscope process holds in the kernel while it runs, whether all of
+# Helpers for the fault tests (tests/live/faults_test.sh, tests/tui/faults_tui.sh),
+# and for the perf oracle whether mmscope has started: what one mmscope process holds in the kernel while it runs, whether all of
 # it is gone once it has ended, and tracefs state to compare before and after.
 # Sourced, not run.  Objects are followed by id, so BPF programs other people
 # load at the same time on this machine cannot make a test pass or fail.
@@ -82,12 +82,15 @@ wait_attached() {
 # a live session drops its privileges right after the last source started
 # (NoNewPrivs set, docs/SECURITY.md), and a sanitizer build may take seconds
 # to load the sources after the first link.  Fails if it exits first.
+started() {	# PID: has it dropped its privileges (its sources all started)?
+	grep -qE '^NoNewPrivs:[[:space:]]+1' /proc/"$1"/status 2>/dev/null
+}
 wait_started() {
 	local _
 
 	for _ in $(seq 600); do
 		kill -0 "$1" 2>/dev/null || return 1
-		grep -qE '^NoNewPrivs:[[:space:]]+1' /proc/"$1"/status 2>/dev/null && return 0
+		started "$1" && return 0
 		sleep 0.1
 	done
 	return 1

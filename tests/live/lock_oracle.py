@@ -32,8 +32,9 @@ lock record -p opens per-task events that are scheduled in with their task,
 so perf's handler always runs first and mmscope's waits lack perf's begin
 work (its sample and callchain), the same few microseconds on every wait.
 --common-max-ns N judges that: the offset per wait common to all waits,
-taken from the totals (perf's records paired), must lie within [-N, +--per-wait-ns]; every key is
-then judged as above with that offset removed from mmscope's waits.
+taken from the totals (perf's records paired), must lie within
+[-N, +--per-wait-ns]; every key is then judged as above with that offset
+removed from mmscope's waits.
 
 Exit status: 0 when every judged key agrees, 1 if not.
 """

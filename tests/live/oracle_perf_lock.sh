@@ -37,6 +37,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=faults_lib.sh
+. "$here/faults_lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (perf_event_open, BPF)"
 command -v perf >/dev/null || skip "perf is not installed (apt-get install linux-perf)"
@@ -110,9 +112,8 @@ pids+=("$mms_pid")
 tracers+=("$mms_pid")
 [ "$mode" = procs ] && wait_ready	# mmscope lets the command run once it collects
 # Collecting once it has dropped its privileges, right after its last source
-# started (docs/SECURITY.md); a link alone may be the attach test the lock
-# source makes while it loads, detached again before the start.
-started() { grep -qE '^NoNewPrivs:[[:space:]]+1' "/proc/$1/status" 2>/dev/null; }
+# started (started, faults_lib.sh); a link alone may be the attach test the
+# lock source makes while it loads, detached again before the start.
 for _ in $(seq 300); do
 	alive "$mms_pid" && started "$mms_pid" && break
 	sleep 0.1
@@ -161,8 +162,8 @@ perf script -i "$dir/perf.data" --ns -F tid,time,event,trace >"$dir/script.txt" 
 	fail "perf script failed"
 echo "source: $src, mode: $mode"
 # mmscope's perf source runs after perf whatever the attach order (lock_oracle.py
-# says why): its waits lack perf's begin work, measured 4-7 us per wait on a
-# 2-vCPU VM, 10-15 us when busy; a common offset up to 20 us is taken out.
+# says why): its waits lack perf's begin work, measured 5.7-9.8 us per wait on
+# this 2-vCPU VM; a common offset of up to 20 us is taken out.
 common=()
 [ "$src" = perf ] && common=(--common-max-ns 20000)
 python3 "$here/lock_oracle.py" --perf "$dir/perf.txt" --perf-script "$dir/script.txt" \
