@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers for the fault tests (tests/live/faults_test.sh, tests/tui/faults_tui.sh),
-# and for the perf oracle whether mmscope has started: what one mmscope process holds in the kernel while it runs, whether all of
-# it is gone once it has ended, and tracefs state to compare before and after.
+# Helpers for the fault tests (tests/live/faults_test.sh, tests/tui/faults_tui.sh)
+# and the perf oracle: whether mmscope has started, what one mmscope process
+# holds in the kernel while it runs, whether all of it is gone once it has
+# ended, and tracefs state to compare before and after.
 # Sourced, not run.  Objects are followed by id, so BPF programs other people
 # load at the same time on this machine cannot make a test pass or fail.
 
