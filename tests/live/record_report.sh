@@ -8,14 +8,18 @@
 # agree with the live report: the same callers with the same contention
 # counts (to within the events either side counted as lost), the same
 # metrics.  Two sessions are two sets of BPF programs, so some numbers
-# legitimately differ and are compared loosely: each side's wait can
-# include the other's contention_begin handler, up to ~42 us on a cold, deep
-# stack (docs/PERFORMANCE.md; only waits averaging >= 100 us are compared,
-# within 5 % plus 50 us a wait), a caller row's lock type is its first wait's,
-# and inferred VMA changes read map_count at each side's own moment (a row
-# on one side only must be rare against that syscall's calls; other metrics
-# agree within 1 %).  tests/live/test_record_live.c checks the exact property
-# (one session: the recording equals what the session held, every field).
+# legitimately differ and are compared loosely:
+#  - each side's wait can include the other's contention_begin handler, up to
+#    ~42 us on a cold, deep stack (docs/PERFORMANCE.md), and an interrupt taken
+#    between the two handlers lands in one side's wait only: wait totals are
+#    compared, within 5 % plus 50 us a wait, for callers with 20 or more waits
+#    averaging >= 100 us, so that no single wait decides;
+#  - a caller row's lock type is its first wait's;
+#  - inferred VMA changes read map_count at each side's own moment (a row on
+#    one side only must be rare against that syscall's calls; other metrics
+#    agree within 1 %).
+# tests/live/test_record_live.c checks the exact property (one session: the
+# recording equals what the session held, every field).
 #
 #   record_report.sh MMSCOPE MMAP_CHURN
 set -u
@@ -92,13 +96,18 @@ for k in set(L) & set(R):
     a, b = L[k], R[k]
     if abs(a["contended"] - b["contended"]) > slack:
         bad("%s: contended live %d, file %d" % (k, a["contended"], b["contended"]))
-    if a["avg_wait_ns"] >= 100000 and b["avg_wait_ns"] >= 100000:
+    # Each wait on either side may hold the other session's handler, and an
+    # interrupt taken between the two sessions' handlers lands in one side's
+    # wait only (81 us seen on a TCG VM): rows of fewer than 20 waits, where
+    # one such wait dominates, are compared by count only.
+    if (a["avg_wait_ns"] >= 100000 and b["avg_wait_ns"] >= 100000 and
+            min(a["contended"], b["contended"]) >= 20):
         waits += 1
-        # Each wait on either side may hold the other session's handler.
         allow = 0.05 * a["wait_total_ns"] + 50000 * min(a["contended"], b["contended"])
         if abs(a["wait_total_ns"] - b["wait_total_ns"]) > allow:
-            bad("%s: wait total live %d, file %d" % (k, a["wait_total_ns"],
-                                                     b["wait_total_ns"]))
+            bad("%s: wait total live %d, file %d (contended %d, %d; max %d, %d)"
+                % (k, a["wait_total_ns"], b["wait_total_ns"], a["contended"],
+                   b["contended"], a["wait_max_ns"], b["wait_max_ns"]))
 if abs(live["totals"]["contended"] - rec["totals"]["contended"]) > slack:
     bad("total contended live %d, file %d" % (live["totals"]["contended"],
                                               rec["totals"]["contended"]))
@@ -127,9 +136,11 @@ for k in set(ml) & set(mr):
         bad("metric %r: live %d, file %d" % (k, ml[k], mr[k]))
 if not live["totals"]["contended"]:
     bad("no contention seen: nothing was compared")
+elif not waits:
+    bad("no caller with 20 or more waits averaging >= 100 us: no wait time was compared")
 print("%d callers, %d contentions (lost %d), %d long-wait rows, %d metrics: report FILE "
-      "agrees with the live report" % (len(L), live["totals"]["contended"], slack, waits,
-                                       len(ml)))
+      "%s the live report" % (len(L), live["totals"]["contended"], slack, waits, len(ml),
+                              "agrees with" if ok else "disagrees with"))
 sys.exit(0 if ok else 1)
 EOF
 [ $? = 0 ] || fail "report FILE disagrees with the live report"
