@@ -3,8 +3,10 @@
  * -i MS for the workloads: a thread writes "progress ns=T n=N" every MS
  * milliseconds, T on CLOCK_MONOTONIC and N the ops done so far, so a bench can
  * take a long run's rate window by window (bench/interleave) instead of one
- * rate per run.  The lines go out with one write() each, never through stdio's
- * buffer, so a child forked meanwhile has nothing of them to flush again.
+ * rate per run.  Each line is formatted on the stack and goes out with one
+ * write(), never through a stdio FILE: dprintf() links a FILE into stdio's
+ * list while it writes, and exit() in the main thread then flushed it a second
+ * time (the last line printed twice, seen under ASan).
  */
 #ifndef MMS_WORKLOAD_PROGRESS_H
 #define MMS_WORKLOAD_PROGRESS_H
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct progress {
 	atomic_long *ops;
@@ -26,6 +29,8 @@ static void *progress_thread(void *arg)
 {
 	const struct progress *p = arg;
 	struct timespec next, now;
+	char line[64];
+	int len;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
@@ -35,9 +40,11 @@ static void *progress_thread(void *arg)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		dprintf(1, "progress ns=%llu n=%ld\n",
-			(unsigned long long)now.tv_sec * 1000000000ULL +
-			(unsigned long long)now.tv_nsec, atomic_load(p->ops));
+		len = snprintf(line, sizeof(line), "progress ns=%llu n=%ld\n",
+			       (unsigned long long)now.tv_sec * 1000000000ULL +
+			       (unsigned long long)now.tv_nsec, atomic_load(p->ops));
+		if (write(1, line, (size_t)len) < 0 && errno == EPIPE)
+			return NULL;
 	}
 	return NULL;
 }

@@ -35,7 +35,8 @@ def check(name, args, final_key, ms=100, secs=1.0):
     # On the clock's schedule: a late wakeup (a loaded machine) is followed by an early one.
     gaps = [(b[0] - a[0]) / 1e6 for a, b in zip(lines, lines[1:])]
     if gaps and (min(gaps) <= 0 or not 0.8 * ms <= statistics.median(gaps) <= 1.2 * ms):
-        err.append(f'line spacing {min(gaps):.0f}-{max(gaps):.0f} ms, not about {ms}')
+        err.append(f'line spacing {min(gaps):.0f}-{max(gaps):.0f} ms, not about {ms}: '
+                   f'{[round(g, 1) for g in gaps]}')
     counts = [n for _, n in lines]
     if counts != sorted(counts):
         err.append(f'count goes down: {counts}')
