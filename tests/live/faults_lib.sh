@@ -9,14 +9,15 @@
 # load at the same time on this machine cannot make a test pass or fail.
 
 # BPF objects held by process $1, one "prog|map|link ID" per line (fdinfo).
-bpf_held() {
-	local f
+bpf_held() {	# one awk for every descriptor: a process per fd took seconds under load
+	local fds=(/proc/"$1"/fdinfo/*)
 
-	for f in /proc/"$1"/fdinfo/*; do
-		awk '/^link_id:/ { l = $2 } /^map_id:/ { m = $2 } /^prog_id:/ { p = $2 }
-		     END { if (l) print "link " l; else if (m) print "map " m;
-			   else if (p) print "prog " p }' "$f" 2>/dev/null
-	done
+	[ -e "${fds[0]}" ] || return 0
+	awk 'function out() { if (l) print "link " l; else if (m) print "map " m;
+			      else if (p) print "prog " p; l = m = p = "" }
+	     FNR == 1 && NR > 1 { out() }
+	     /^link_id:/ { l = $2 } /^map_id:/ { m = $2 } /^prog_id:/ { p = $2 }
+	     END { out() }' "${fds[@]}" 2>/dev/null
 }
 
 # How many perf_event descriptors process $1 holds.
@@ -48,18 +49,19 @@ bpf_gone() {
 
 # Everything of tracefs a tracer could leave changed: global switches, the
 # event enable files (every system, and each lock / mmap_lock event), filters.
-tracefs_state() {
-	local t=/sys/kernel/tracing f
+tracefs_state() {	# bash's read, no process per file: those took ~10 s under load
+	local t=/sys/kernel/tracing f l v
 
 	[ -d $t/events ] || t=/sys/kernel/debug/tracing
-	for f in tracing_on current_tracer set_event set_event_pid buffer_size_kb \
-		kprobe_events uprobe_events dynamic_events; do
-		[ -e "$t/$f" ] && printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$t/$f" 2>&1)"
-	done
-	for f in "$t"/events/enable "$t"/events/*/enable "$t"/events/lock/*/enable \
+	for f in "$t"/{tracing_on,current_tracer,set_event,set_event_pid,buffer_size_kb} \
+		"$t"/{kprobe_events,uprobe_events,dynamic_events} \
+		"$t"/events/enable "$t"/events/*/enable "$t"/events/lock/*/enable \
 		"$t"/events/lock/*/filter "$t"/events/mmap_lock/*/enable \
 		"$t"/events/vmscan/*/enable; do
-		[ -e "$f" ] && printf '%s: %s\n' "${f#"$t"/}" "$(tr '\n' ' ' <"$f" 2>&1)"
+		[ -e "$f" ] || continue
+		v=
+		while IFS= read -r l || [ -n "$l" ]; do v+="$l "; done <"$f"
+		printf '%s: %s\n' "${f#"$t"/}" "$v"
 	done
 	printf 'instances: %s\n' "$(ls "$t/instances" 2>/dev/null | tr '\n' ' ')"
 }
