@@ -66,6 +66,15 @@ struct lock_perf {
 	struct perf_thread_map *threads;
 	struct perf_evlist *evlist;
 	bool opened, mapped, enabled;
+	/*
+	 * Records the rings dropped.  The kernel reports them in a
+	 * PERF_RECORD_LOST, but only with the next record it can write to that
+	 * ring, which on a quiet machine may never come; with PERF_FORMAT_LOST
+	 * (6.0+) each event's count is read at every drain instead, and the
+	 * LOST records, which count the same drops, are ignored.
+	 */
+	bool read_lost;
+	uint64_t lost_read;	/* sum of the events' lost counts at the last drain */
 	int epfd;
 	uint64_t traceiter;	/* __traceiter_contention_begin, 0: unknown */
 	uint32_t max_stack;
@@ -213,6 +222,7 @@ static int add_evsel(struct lock_perf *lp, int id, bool begin)
 		.sample_max_stack = (uint16_t)(begin ? lp->max_stack : 1),
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(RING_PAGES * sysconf(_SC_PAGESIZE) / 4),
+		.read_format = PERF_FORMAT_LOST,
 		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
@@ -331,6 +341,15 @@ static int open_events(struct mms_source *src, struct lock_perf *lp)
 		goto out;
 	perf_evlist__set_maps(lp->evlist, lp->cpus, lp->threads);
 	err = perf_evlist__open(lp->evlist);
+	lp->read_lost = !err;
+	if (err == -EINVAL) {
+		struct perf_evsel *evsel;
+
+		/* Before 6.0: no PERF_FORMAT_LOST; the LOST records alone then. */
+		perf_evlist__for_each_evsel(lp->evlist, evsel)
+			perf_evsel__attr(evsel)->read_format = 0;
+		err = perf_evlist__open(lp->evlist);
+	}
 	if (err) {
 		err = err < 0 ? err : -EINVAL;
 		if (err == -EACCES || err == -EPERM)
@@ -551,10 +570,13 @@ static void consume(struct lock_perf *lp, bool final)
 				parse_sample(lp, event);
 				break;
 			case PERF_RECORD_LOST:
-				lp_engine_lost(lp->eng, MMS_LOST_RING, event->lost.lost);
+				if (!lp->read_lost)
+					lp_engine_lost(lp->eng, MMS_LOST_RING, event->lost.lost);
 				break;
 			case PERF_RECORD_LOST_SAMPLES:
-				lp_engine_lost(lp->eng, MMS_LOST_RING, event->lost_samples.lost);
+				if (!lp->read_lost)
+					lp_engine_lost(lp->eng, MMS_LOST_RING,
+						       event->lost_samples.lost);
 				break;
 			default:
 				parse_side(lp, event);
@@ -579,6 +601,30 @@ static int lock_perf_poll_in(struct mms_source *src)
 	return 0;
 }
 
+/*
+ * What the rings dropped since the last drain, from the events' own counts:
+ * known at once, not when the kernel next writes to the ring that dropped.
+ * A count that cannot be read is left for the next drain.
+ */
+static void read_lost(struct lock_perf *lp)
+{
+	struct perf_evsel *evsel;
+	uint64_t sum = 0;
+
+	perf_evlist__for_each_evsel(lp->evlist, evsel) {
+		for (int i = 0; i < perf_cpu_map__nr(lp->cpus); i++) {
+			struct perf_counts_values v;
+
+			if (perf_evsel__read(evsel, i, 0, &v))
+				return;
+			sum += v.lost;
+		}
+	}
+	if (sum > lp->lost_read)
+		lp_engine_lost(lp->eng, MMS_LOST_RING, sum - lp->lost_read);
+	lp->lost_read = sum;
+}
+
 static int lock_perf_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct lock_perf *lp = src->priv;
@@ -587,6 +633,8 @@ static int lock_perf_drain(struct mms_source *src, struct mms_store *st)
 		return -EAGAIN;
 	if (lp->mapped)
 		consume(lp, !lp->enabled);
+	if (lp->opened && lp->read_lost)
+		read_lost(lp);
 	return lp_engine_flush(lp->eng, st);
 }
 
