@@ -65,6 +65,14 @@ struct mms_tp_reader {
 	char *scratch;		/* a record that wraps around the ring end */
 
 	uint64_t lost, parse_errors;
+	/*
+	 * Drops are counted from each event's own count (PERF_FORMAT_LOST,
+	 * 6.0+), read when asked: a PERF_RECORD_LOST comes only with the
+	 * ring's next record, which may never come once a burst is over.  The
+	 * LOST records, counting the same drops, are the fallback.
+	 */
+	bool read_lost;
+	uint64_t lost_read;	/* the events' counts summed, at the last take */
 	struct {
 		uint32_t pid;
 		char comm[16];
@@ -360,7 +368,8 @@ int mms_tp_reader_dispatch(struct mms_tp_reader *r, const void *raw, uint32_t si
 
 /* ---- perf rings ---- */
 
-static int perf_open(struct mms_tp_event *e, int cpu, bool comm, unsigned int watermark)
+static int perf_open(struct mms_tp_reader *r, struct mms_tp_event *e, int cpu, bool comm,
+		     unsigned int watermark)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -373,6 +382,7 @@ static int perf_open(struct mms_tp_event *e, int cpu, bool comm, unsigned int wa
 		.comm = comm,
 		.watermark = 1,
 		.wakeup_watermark = watermark,
+		.read_format = r->read_lost ? PERF_FORMAT_LOST : 0,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -392,11 +402,17 @@ int mms_tp_reader_open(struct mms_tp_reader *r, unsigned int pages)
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (!r->fds || !r->rings || r->epfd < 0)
 		return r->epfd < 0 ? -errno : -ENOMEM;
+	r->read_lost = true;
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		struct ring *ring = &r->rings[r->nr_rings];
 		struct epoll_event ee = { .events = EPOLLIN };
 
-		fd = perf_open(&r->ev[0], cpu, true, (unsigned int)(pages * psz / 4));
+		fd = perf_open(r, &r->ev[0], cpu, true, (unsigned int)(pages * psz / 4));
+		if (fd == -EINVAL && r->read_lost && !r->nr_fds) {
+			/* Before 6.0: no PERF_FORMAT_LOST; the LOST records alone then. */
+			r->read_lost = false;
+			fd = perf_open(r, &r->ev[0], cpu, true, (unsigned int)(pages * psz / 4));
+		}
 		if (fd == -ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0)
@@ -415,7 +431,7 @@ int mms_tp_reader_open(struct mms_tp_reader *r, unsigned int pages)
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ee))
 			return -errno;
 		for (int i = 1; i < r->nr_ev; i++) {
-			int efd = perf_open(&r->ev[i], cpu, false, 0);
+			int efd = perf_open(r, &r->ev[i], cpu, false, 0);
 
 			if (efd < 0)
 				return efd;
@@ -494,7 +510,7 @@ static int handle(struct mms_tp_reader *r, const struct perf_event_header *h, in
 			r->parse_errors++;
 		return err > 0 || err == -ENOMEM ? err : 0;
 	case PERF_RECORD_LOST:
-		if (pass)
+		if (pass && !r->read_lost)
 			r->lost += ((const uint64_t *)(h + 1))[1];
 		return 0;
 	case PERF_RECORD_COMM: {
@@ -560,11 +576,29 @@ int mms_tp_reader_read(struct mms_tp_reader *r)
 	return err ? err : nr;
 }
 
+/* The events' drop counts summed; false when one cannot be read now. */
+static bool sum_lost(const struct mms_tp_reader *r, uint64_t *sum)
+{
+	*sum = 0;
+	for (int i = 0; i < r->nr_fds; i++) {
+		uint64_t v[2];	/* read_format PERF_FORMAT_LOST: value, lost */
+
+		if (read(r->fds[i], v, sizeof(v)) != (ssize_t)sizeof(v))
+			return false;
+		*sum += v[1];
+	}
+	return true;
+}
+
 uint64_t mms_tp_reader_take_lost(struct mms_tp_reader *r)
 {
-	uint64_t n = r->lost;
+	uint64_t n = r->lost, sum;
 
 	r->lost = 0;
+	if (r->read_lost && sum_lost(r, &sum) && sum > r->lost_read) {
+		n += sum - r->lost_read;
+		r->lost_read = sum;
+	}
 	return n;
 }
 
