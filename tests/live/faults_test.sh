@@ -381,7 +381,7 @@ t_mapfull() {
 # record, which on a quiet machine may never come after the burst: the count
 # is read from the events themselves (docs/RELIABILITY.md).  The same for the
 # tracepoint reader of the mm sources (rmap's stock source: vmscan events from
-# MADV_PAGEOUT of a 4-page mapping, ~60,000 a second, ~10,000 fill a ring).
+# MADV_PAGEOUT of a 4-page mapping; a ring held ~8,200 of them here).
 
 t_ringlost() {
 	local pid before after n
@@ -412,7 +412,7 @@ t_ringlost() {
 
 	# How many vmscan events MADV_PAGEOUT raises per second varies by two
 	# orders of magnitude with the page cache's state: the burst, pinned to CPU
-	# 0 so that one ring (~16,000 records) takes it all, goes on 2 s at a time
+	# 0 so that one ring (~8,200 of these records) takes it all, goes on 2 s at a time
 	# until perf stat has counted 40,000.
 	"$mms" report --json -o "$tmp/ring-tp.json" --rmap-source stock --interval 500 \
 		--duration 40 2>"$tmp/ring-tp.err" &
