@@ -19,7 +19,7 @@ enum {
 	MMS_EXIT_NOPERM = 77,	/* missing privileges (sysexits EX_NOPERM) */
 };
 
-enum mms_out_fmt { MMS_OUT_TEXT, MMS_OUT_JSON, MMS_OUT_CSV };
+enum mms_out_fmt { MMS_OUT_TEXT, MMS_OUT_JSON, MMS_OUT_CSV, MMS_OUT_FOLDED };
 
 struct mms_cli {
 	struct mms_options opts;

@@ -25,7 +25,8 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 	ro->stacks = cli->stacks;
 	ro->percentiles = cli->percentiles || cli->sort == MMS_SORT_P50 || cli->sort == MMS_SORT_P99;
 	ro->fmt = cli->fmt == MMS_OUT_JSON ? MMS_REPORT_JSON :
-		  cli->fmt == MMS_OUT_CSV ? MMS_REPORT_CSV : MMS_REPORT_TEXT;
+		  cli->fmt == MMS_OUT_CSV ? MMS_REPORT_CSV :
+		  cli->fmt == MMS_OUT_FOLDED ? MMS_REPORT_FOLDED : MMS_REPORT_TEXT;
 	ro->sep = cli->sep;
 	ro->filters = &cli->opts;
 }
@@ -105,7 +106,8 @@ static int report_live(struct mms_cli *cli)
 	/* A report sums the whole run: keep every interval the memory budget allows. */
 	cli->opts.window = 1U << 20;
 	/* Nothing printed needs a call stack: do not pay for walking them. */
-	cli->opts.no_stacks = cli->by != MMS_BY_CALLER && !cli->stacks &&
+	cli->opts.no_stacks = cli->by != MMS_BY_CALLER && cli->by != MMS_BY_STACK &&
+			      cli->fmt != MMS_OUT_FOLDED && !cli->stacks &&
 			      !cli->opts.nr_stack_match;
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {

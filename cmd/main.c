@@ -21,7 +21,7 @@ enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
 	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
-	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "percentiles", no_argument, NULL, OPT_PCT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "field-separator", required_argument, NULL, 'x' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -98,12 +99,14 @@ static void usage(FILE *f)
 "      --max-stack N        frames kept per stack (default 8)\n"
 "      --stack-skip N       frames to skip past the lock primitives (default 0)\n"
 "Output (report, compare):\n"
-"      --by lock|caller|task|process|type   grouping (default caller, like perf)\n"
+"      --by lock|caller|task|process|type|stack   grouping (default caller, like perf)\n"
 "  -E, --entries N          print N rows\n"
 "  -k, --key KEY            sort: contended, wait_total, wait_max, wait_min, avg_wait, p50, p99\n"
 "      --percentiles        add p50/p99 columns\n"
 "      --stacks             print each row's call stack\n"
 "      --json | --csv | -x SEP\n"
+"      --folded             wait (-k contended: count) by call stack, for flame graphs;\n"
+"                           with --by lock the lock is the root frame\n"
 "Compare (A/B of recordings: docs/COMPARE.md):\n"
 "      --base NAME, --new NAME   labels of the two sides (default base, new)\n"
 "  -k, --key LIST           totals,locks,callers,mmap_lock,vma,rmap and/or avg,rate,sum\n"
@@ -326,6 +329,9 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_CSV:
 		cli->fmt = MMS_OUT_CSV;
 		return 0;
+	case OPT_FOLDED:
+		cli->fmt = MMS_OUT_FOLDED;
+		return 0;
 	case 'x':
 		cli->fmt = MMS_OUT_CSV;
 		cli->sep = arg;
@@ -449,6 +455,11 @@ static int validate(struct mms_cli *cli)
 	if ((!strcmp(cli->cmd, "replay") || !strcmp(cli->cmd, "info")) && cli->nr_files != 1) {
 		fprintf(stderr, "mmscope: %s takes one recording: mmscope %s FILE\n", cli->cmd,
 			cli->cmd);
+		return -EINVAL;
+	}
+	if (cli->fmt == MMS_OUT_FOLDED && strcmp(cli->cmd, "report")) {
+		fprintf(stderr, "mmscope: --folded is a report format (mmscope report [FILE] "
+			"--folded); %s has text, --json and --csv\n", cli->cmd);
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "record") && !cli->output) {

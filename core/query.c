@@ -129,6 +129,8 @@ static uint64_t row_key(const struct mms_store *st, const struct mms_query *q,
 		return t ? t->tgid : 0;
 	case MMS_BY_TYPE:
 		return s->flags;
+	case MMS_BY_STACK:
+		return (q->stack_per_lock ? (uint64_t)s->lock_id << 32 : 0) | s->stack_id;
 	default:
 		return 0;
 	}
@@ -241,6 +243,11 @@ void mms_query_row_label(const struct mms_store *st, const struct mms_query *q, 
 			mms_store_lock_label(st, r->first_lock, r->label, sizeof(r->label));
 		break;
 	case MMS_BY_CALLER:
+		label_copy(r->label, r->name_id ? mms_store_get_str(st, r->name_id) : "unknown");
+		break;
+	case MMS_BY_STACK:
+		r->name_id = mms_stack_caller(mms_store_get_stack(st, r->first_stack),
+					      q->stack_skip, NULL);
 		label_copy(r->label, r->name_id ? mms_store_get_str(st, r->name_id) : "unknown");
 		break;
 	case MMS_BY_TASK:
@@ -558,6 +565,7 @@ static const char *const group_names[MMS_GROUP_NR] = {
 	[MMS_BY_TASK] = "task",
 	[MMS_BY_PROCESS] = "process",
 	[MMS_BY_TYPE] = "type",
+	[MMS_BY_STACK] = "stack",
 };
 
 const char *mms_group_name(enum mms_group g)

@@ -181,6 +181,8 @@ static const char *last_col_name(enum mms_group by)
 		return "comm";
 	case MMS_BY_TYPE:
 		return "";
+	case MMS_BY_STACK:
+		return "caller (of the stack)";
 	default:
 		return "caller";
 	}
@@ -562,6 +564,124 @@ static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms
 	}
 }
 
+/*
+ * One frame of a folded line.  ';' separates frames and the last space the value, so
+ * neither may come from a name as is: ';' (which a process can put in its name, and so in
+ * a lock's label) becomes ':', and bytes a terminal would act on become '?'.  Spaces stay:
+ * the folded readers split the value off at the last one.  strip drops "+0x1f/0x40".
+ */
+static void folded_frame(FILE *f, const char *s, bool strip)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (strip && c == '+')
+			break;
+		fputc(c == ';' ? ':' : c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+}
+
+struct folded_line {
+	char *text;
+	uint64_t value;
+};
+
+static int cmp_folded_text(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+static int cmp_folded_value(const void *a, const void *b)
+{
+	const struct folded_line *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return strcmp(x->text, y->text);
+}
+
+/*
+ * Stacks that differ only in offsets are one line once the offsets are dropped: the lines
+ * are made, sorted by text and merged, then printed largest first (flamegraph.pl does not
+ * mind the order; a person reading the file does).
+ */
+static int folded_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
+			const struct mms_query *lq)
+{
+	struct mms_query q = *lq;
+	struct mms_rows rows = { 0 };
+	struct folded_line *lines = NULL;
+	size_t nr = 0, w;
+	char label[512];
+	int err;
+
+	q.by = MMS_BY_STACK;
+	q.stack_per_lock = o->by == MMS_BY_LOCK;
+	q.no_labels = true;
+	q.no_sort = true;
+	err = mms_query_locks(st, &q, &rows);
+	if (err)
+		return err;
+	lines = calloc(rows.nr ? rows.nr : 1, sizeof(*lines));
+	if (!lines) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < rows.nr; i++) {
+		const struct mms_row *r = &rows.rows[i];
+		const struct mms_stack *s = mms_store_get_stack(st, r->first_stack);
+		uint64_t v = o->sort == MMS_SORT_CONTENDED ? r->wait.count : r->wait.total;
+		size_t len = 0;
+		FILE *m;
+
+		if (!v)
+			continue;
+		m = open_memstream(&lines[nr].text, &len);
+		if (!m) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (q.stack_per_lock) {
+			mms_store_lock_label(st, r->first_lock, label, sizeof(label));
+			folded_frame(m, label, false);
+			fputc(';', m);
+		}
+		if (!s || !s->nr)
+			fputs("[no stack]", m);
+		for (uint32_t k = s ? s->nr : 0; k-- > 0;) {
+			folded_frame(m, mms_store_get_str(st, s->sym_ids[k]), true);
+			if (k)
+				fputc(';', m);
+		}
+		if (fclose(m)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		lines[nr++].value = v;
+	}
+	if (nr > 1)
+		qsort(lines, nr, sizeof(*lines), cmp_folded_text);
+	for (size_t i = w = 0; i < nr; i++) {
+		if (w && !strcmp(lines[w - 1].text, lines[i].text)) {
+			lines[w - 1].value += lines[i].value;
+			free(lines[i].text);
+			continue;
+		}
+		lines[w++] = lines[i];
+	}
+	nr = w;
+	if (nr > 1)
+		qsort(lines, nr, sizeof(*lines), cmp_folded_value);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].value);
+out:
+	for (size_t i = 0; lines && i < nr; i++)
+		free(lines[i].text);
+	free(lines);
+	mms_rows_free(&rows);
+	return err;
+}
+
 int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
 		     const struct mms_report_meta *m)
 {
@@ -577,6 +697,12 @@ int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_repor
 		q.from = 1;
 	} else {
 		q.to = mms_store_count(st) - 1;
+	}
+	if (o->fmt == MMS_REPORT_FOLDED) {
+		err = folded_print(f, st, o, &q);
+		if (!err && (fflush(f) || ferror(f)))
+			err = -EIO;
+		return err;
 	}
 	err = mms_query_locks(st, &q, &rows);
 	if (!err)

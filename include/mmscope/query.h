@@ -22,6 +22,7 @@ enum mms_group {
 	MMS_BY_TASK,	/* thread */
 	MMS_BY_PROCESS,	/* tgid */
 	MMS_BY_TYPE,	/* lock type (spinlock, rwsem:W ...) */
+	MMS_BY_STACK,	/* whole call stack (as perf's BPF mode aggregates); labelled by its caller */
 	MMS_GROUP_NR
 };
 
@@ -66,6 +67,7 @@ struct mms_query {
 	uint64_t lock_id;	/* only this lock (0: all) */
 	uint32_t tgid;		/* only this process (0: all) */
 	uint32_t stack_skip;	/* frames to skip before the caller; see mms_caller_ip */
+	bool stack_per_lock;	/* MMS_BY_STACK: one row per lock and stack (folded --by lock) */
 	bool no_sort;		/* rows in first-seen order: for callers that sort them anyway */
 	/*
 	 * The collection filters again (perf lock contention's -Y, -L, -S,

@@ -16,7 +16,12 @@
 #include "mmscope/source.h"
 #include "mmscope/store.h"
 
-enum mms_report_fmt { MMS_REPORT_TEXT, MMS_REPORT_JSON, MMS_REPORT_CSV };
+/*
+ * FOLDED: one "frame;frame;frame VALUE" line per call stack, outermost frame first, for
+ * flamegraph.pl, inferno and speedscope: VALUE is the wait in ns, or the contentions with
+ * sort MMS_SORT_CONTENDED; by MMS_BY_LOCK puts the lock's name in as the root frame.
+ */
+enum mms_report_fmt { MMS_REPORT_TEXT, MMS_REPORT_JSON, MMS_REPORT_CSV, MMS_REPORT_FOLDED };
 
 struct mms_report_opts {
 	enum mms_group by;
