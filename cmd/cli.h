@@ -35,6 +35,7 @@ struct mms_cli {
 	bool percentiles;
 	/* record */
 	const char *output;
+	const char *perfetto;		/* export --perfetto OUT.json */
 	bool force;
 	/* files: report FILE, replay FILE, info FILE, compare A... -- B... */
 	char **files;
@@ -53,6 +54,7 @@ int mms_cmd_record(struct mms_cli *cli);
 int mms_cmd_replay(struct mms_cli *cli);
 int mms_cmd_info(struct mms_cli *cli);
 int mms_cmd_compare(struct mms_cli *cli);
+int mms_cmd_export(struct mms_cli *cli);
 struct mms_compare;
 /* The compare view in the TUI (`compare --tui`). */
 int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mmscope/export.h"
 #include "mmscope/recording.h"
 #include "mmscope/report.h"
 #include "mmscope/session.h"
@@ -42,15 +43,15 @@ static void symlink_refused(const char *path)
  * mix in.  Never through a symlink: run as root, a link planted in /tmp must
  * not truncate the file it points to.
  */
-static FILE *open_out(const struct mms_cli *cli)
+static FILE *open_out(const char *path)
 {
 	struct stat sb;
 	FILE *f = NULL;
 	int fd;
 
-	if (!cli->output)
+	if (!path)
 		return stdout;
-	fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd >= 0)
 		f = fdopen(fd, "w");
 	if (!f) {
@@ -58,11 +59,11 @@ static FILE *open_out(const struct mms_cli *cli)
 
 		if (fd >= 0)
 			close(fd);
-		if (e == ELOOP && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode))
-			symlink_refused(cli->output);
+		if (e == ELOOP && !lstat(path, &sb) && S_ISLNK(sb.st_mode))
+			symlink_refused(path);
 		else
 			fprintf(stderr, "mmscope: cannot write the report to %s: %s\n",
-				cli->output, strerror(e));
+				path, strerror(e));
 		errno = e;
 	}
 	return f;
@@ -71,7 +72,7 @@ static FILE *open_out(const struct mms_cli *cli)
 static int print_to(const struct mms_cli *cli, const struct mms_store *st,
 		    const struct mms_report_opts *ro, const struct mms_report_meta *meta)
 {
-	FILE *f = open_out(cli);
+	FILE *f = open_out(cli->output);
 	int e;
 
 	if (!f)
@@ -208,4 +209,40 @@ static int report_file(struct mms_cli *cli)
 int mms_cmd_report(struct mms_cli *cli)
 {
 	return cli->nr_files ? report_file(cli) : report_live(cli);
+}
+
+/* export --perfetto OUT FILE: the recording's intervals as a trace (views/perfetto.c). */
+int mms_cmd_export(struct mms_cli *cli)
+{
+	struct mms_export_meta meta = { .source_name = cli->files[0] };
+	struct mms_rec_info info;
+	struct mms_store *st = NULL;
+	char err[512] = "";
+	FILE *f;
+	int e;
+
+	e = mms_recording_load_new(cli->files[0], &st, &info, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+		return MMS_EXIT_FAIL;
+	}
+	if (info.damaged)
+		fprintf(stderr, "mmscope: %s: recording damaged at byte %llu (%s): exporting the "
+			"%u intervals before it\n", cli->files[0],
+			(unsigned long long)info.damaged_at, info.damage, info.intervals);
+	meta.host = info.host;
+	meta.kernel = info.kernel;
+	meta.target = info.target;
+	f = open_out(cli->perfetto);
+	if (!f) {
+		mms_store_destroy(st);
+		return MMS_EXIT_FAIL;
+	}
+	e = mms_export_perfetto(f, st, &meta, cli->entries > 0 ? (unsigned int)cli->entries : 10);
+	if (fclose(f) && !e)
+		e = -errno;
+	if (e)
+		fprintf(stderr, "mmscope: writing %s failed: %s\n", cli->perfetto, strerror(-e));
+	mms_store_destroy(st);
+	return e ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 }

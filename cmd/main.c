@@ -21,7 +21,7 @@ enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
 	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
-	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "field-separator", required_argument, NULL, 'x' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -75,6 +76,7 @@ static void usage(FILE *f)
 "       mmscope replay FILE                              the TUI over a recording\n"
 "       mmscope info FILE                                what a recording holds\n"
 "       mmscope compare A... -- B...                     A/B tables for a patch mail\n"
+"       mmscope export --perfetto OUT.json FILE          a trace for ui.perfetto.dev\n"
 "       mmscope check                                    which sources work here, and why not\n"
 "\n"
 "Target:\n"
@@ -112,6 +114,9 @@ static void usage(FILE *f)
 "  -k, --key LIST           totals,locks,callers,mmap_lock,vma,rmap and/or avg,rate,sum\n"
 "  -E, --entries N          locks, callers and processes per group (default 5)\n"
 "      --tui                both sides next to each other on screen\n"
+"Export:\n"
+"      --perfetto OUT.json  Chrome JSON trace: counter tracks per interval (-E N: locks\n"
+"                           and processes with tracks of their own, default 10)\n"
 "Recording:\n"
 "  -o, --output FILE        recording file (mode 0600; --force to overwrite)\n"
 "      --hide-addrs         replace kernel addresses with stable hashes\n"
@@ -332,6 +337,9 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_FOLDED:
 		cli->fmt = MMS_OUT_FOLDED;
 		return 0;
+	case OPT_PERFETTO:
+		cli->perfetto = arg;
+		return 0;
 	case 'x':
 		cli->fmt = MMS_OUT_CSV;
 		cli->sep = arg;
@@ -357,7 +365,7 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 }
 
 static const char *const commands[] = {
-	"report", "record", "replay", "info", "compare", "check", NULL,
+	"report", "record", "replay", "info", "compare", "check", "export", NULL,
 };
 
 static int parse(struct mms_cli *cli, int argc, char **argv)
@@ -432,6 +440,7 @@ static int validate(struct mms_cli *cli)
 	struct mms_options *o = &cli->opts;
 	bool live = strcmp(cli->cmd, "replay") && strcmp(cli->cmd, "info") &&
 		    strcmp(cli->cmd, "compare") && strcmp(cli->cmd, "check") &&
+		    strcmp(cli->cmd, "export") &&
 		    !(!strcmp(cli->cmd, "report") && cli->nr_files);
 
 	if (o->pid && o->cmd) {
@@ -450,6 +459,16 @@ static int validate(struct mms_cli *cli)
 	}
 	if (!strcmp(cli->cmd, "report") && cli->nr_files > 1) {
 		fprintf(stderr, "mmscope: report takes one recording\n");
+		return -EINVAL;
+	}
+	if (!strcmp(cli->cmd, "export") && (cli->nr_files != 1 || !cli->perfetto)) {
+		fprintf(stderr, "mmscope: export takes one recording and where to write: "
+			"mmscope export --perfetto OUT.json FILE\n");
+		return -EINVAL;
+	}
+	if (cli->perfetto && strcmp(cli->cmd, "export")) {
+		fprintf(stderr, "mmscope: --perfetto is for export: mmscope export --perfetto "
+			"OUT.json FILE\n");
 		return -EINVAL;
 	}
 	if ((!strcmp(cli->cmd, "replay") || !strcmp(cli->cmd, "info")) && cli->nr_files != 1) {
@@ -517,6 +536,8 @@ static int run(struct mms_cli *cli)
 		return mms_cmd_info(cli);
 	if (!strcmp(cli->cmd, "compare"))
 		return mms_cmd_compare(cli);
+	if (!strcmp(cli->cmd, "export"))
+		return mms_cmd_export(cli);
 	return mms_cmd_tui(cli);
 }
 

@@ -6,12 +6,12 @@ _mmscope()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cmds="report record replay info compare check"
+	local cmds="report record replay info compare check export"
 	local i sub=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--) return 0 ;;	# a command line to launch: leave it to the default
-		report|record|replay|info|compare|check) sub=${COMP_WORDS[i]}; break ;;
+		report|record|replay|info|compare|check|export) sub=${COMP_WORDS[i]}; break ;;
 		esac
 	done
 
@@ -30,7 +30,7 @@ _mmscope()
 	-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
 	-d|--delay|--interval|--duration|--window|-E|--entries|--max-stack|--stack-skip|\
 	--map-nr-entries|--stack-entries|--task-entries|--mmap-hold-sample|-L|--lock-filter|\
-	-S|--callstack-filter|-x|--tid|--base|--new)
+	-S|--callstack-filter|-x|--tid|--base|--new|--perfetto)
 		return 0 ;;
 	esac
 
