@@ -36,6 +36,7 @@ struct mms_cli {
 	/* record */
 	const char *output;
 	const char *perfetto;		/* export --perfetto OUT.json */
+	const char *openmetrics;	/* --openmetrics DIR (live) */
 	bool force;
 	/* files: report FILE, replay FILE, info FILE, compare A... -- B... */
 	char **files;
@@ -64,5 +65,15 @@ int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c);
  * and what to do instead.  Returns 0 or MMS_EXIT_NOPERM.
  */
 int mms_require_privileges(const char *what);
+/*
+ * --openmetrics DIR for a live command: adds the metrics file's tap to s (nothing when the
+ * option was not given); 0, or -errno with the message printed.  _end prints what went
+ * wrong while writing, if anything, and frees it: after mms_session_destroy().
+ */
+struct mms_openmetrics;
+struct mms_session;
+int mms_cli_openmetrics(const struct mms_cli *cli, struct mms_session *s,
+			struct mms_openmetrics **om);
+void mms_cli_openmetrics_end(struct mms_openmetrics *om);
 
 #endif

@@ -82,6 +82,7 @@ static void summary(struct mms_session *s, struct mms_recorder *rec, const char 
 int mms_cmd_record(struct mms_cli *cli)
 {
 	struct mms_recorder *rec = NULL;
+	struct mms_openmetrics *om = NULL;
 	struct mms_session *s = NULL;
 	char err[768] = "";
 	bool told = false;
@@ -114,6 +115,12 @@ int mms_cmd_record(struct mms_cli *cli)
 		goto out;
 	}
 	mms_session_add_tap(s, mms_recorder_tap, rec);
+	if (mms_cli_openmetrics(cli, s, &om)) {
+		mms_recorder_destroy(rec);
+		rec = NULL;
+		unlink(cli->output);
+		goto out;
+	}
 	e = mms_session_start(s);
 	if (e) {
 		if (cli->opts.cmd)
@@ -140,6 +147,7 @@ int mms_cmd_record(struct mms_cli *cli)
 		ret = mms_session_child_status(s);
 out:
 	mms_session_destroy(s);
+	mms_cli_openmetrics_end(om);
 	mms_recorder_destroy(rec);
 	return ret;
 }

@@ -91,6 +91,7 @@ static int report_live(struct mms_cli *cli)
 	const struct mms_session_info *info;
 	struct mms_report_opts ro;
 	struct mms_session *s = NULL;
+	struct mms_openmetrics *om = NULL;
 	char err[512] = "", gone[64];
 	int ret = MMS_EXIT_FAIL, e;
 	struct stat sb;
@@ -120,6 +121,8 @@ static int report_live(struct mms_cli *cli)
 		fprintf(stderr, "mmscope: %s\n", err);
 		goto out;
 	}
+	if (mms_cli_openmetrics(cli, s, &om))
+		goto out;
 	e = mms_session_start(s);
 	if (e) {
 		if (cli->opts.cmd)
@@ -163,6 +166,7 @@ static int report_live(struct mms_cli *cli)
 		ret = mms_session_child_status(s);
 out:
 	mms_session_destroy(s);
+	mms_cli_openmetrics_end(om);
 	return ret;
 }
 

@@ -97,6 +97,7 @@ int mms_cmd_tui(struct mms_cli *cli)
 {
 	struct rec_ctx rc = { 0 };
 	struct mms_tui_config cfg = { 0 };
+	struct mms_openmetrics *om = NULL;
 	struct mms_session *s = NULL;
 	struct mms_tui_term term;
 	char err[768] = "", msg[300] = "", gone[300] = "";
@@ -116,6 +117,10 @@ int mms_cmd_tui(struct mms_cli *cli)
 		goto out;
 	}
 	e = mms_session_open(s, err, sizeof(err));
+	if (!e && mms_cli_openmetrics(cli, s, &om)) {
+		snprintf(err, sizeof(err), "--openmetrics %s: not written", cli->openmetrics);
+		goto out;
+	}
 	if (!e) {
 		e = mms_session_start(s);
 		if (e && cli->opts.cmd) {
@@ -149,6 +154,7 @@ out:
 		snprintf(err, sizeof(err), "stopped by %s", strsignal(mms_session_quit_signal(s)));
 	mms_session_destroy(s);
 	mms_tui_term_release(&term);
+	mms_cli_openmetrics_end(om);
 	if (msg[0])
 		fprintf(stderr, "mmscope: %s\n", msg);
 	if (gone[0])

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "mmscope/openmetrics.h"
 #include "cli.h"
 #include "mmscope/collectors.h"
 
@@ -21,7 +22,7 @@ enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
 	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
-	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+	{ "openmetrics", required_argument, NULL, OPT_OPENMETRICS },
 	{ "field-separator", required_argument, NULL, 'x' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -120,6 +122,8 @@ static void usage(FILE *f)
 "Recording:\n"
 "  -o, --output FILE        recording file (mode 0600; --force to overwrite)\n"
 "      --hide-addrs         replace kernel addresses with stable hashes\n"
+"      --openmetrics DIR    live (TUI, record, report): DIR/mmscope.prom rewritten every\n"
+"                           interval for node_exporter's textfile collector\n"
 "Other:\n"
 "      --no-color           monochrome (NO_COLOR is honoured too)\n"
 "  -h, --help, -V, --version\n"
@@ -340,6 +344,9 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_PERFETTO:
 		cli->perfetto = arg;
 		return 0;
+	case OPT_OPENMETRICS:
+		cli->openmetrics = arg;
+		return 0;
 	case 'x':
 		cli->fmt = MMS_OUT_CSV;
 		cli->sep = arg;
@@ -466,6 +473,11 @@ static int validate(struct mms_cli *cli)
 			"mmscope export --perfetto OUT.json FILE\n");
 		return -EINVAL;
 	}
+	if (cli->openmetrics && !live) {
+		fprintf(stderr, "mmscope: --openmetrics is for live data (the TUI, record, "
+			"report): %s works on recordings\n", cli->cmd);
+		return -EINVAL;
+	}
 	if (cli->perfetto && strcmp(cli->cmd, "export")) {
 		fprintf(stderr, "mmscope: --perfetto is for export: mmscope export --perfetto "
 			"OUT.json FILE\n");
@@ -495,6 +507,29 @@ static int validate(struct mms_cli *cli)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int mms_cli_openmetrics(const struct mms_cli *cli, struct mms_session *s,
+			struct mms_openmetrics **om)
+{
+	char err[512];
+	int e;
+
+	*om = NULL;
+	if (!cli->openmetrics)
+		return 0;
+	e = mms_openmetrics_add_tap(s, cli->openmetrics, om, err, sizeof(err));
+	if (e)
+		fprintf(stderr, "mmscope: %s\n", err);
+	return e;
+}
+
+void mms_cli_openmetrics_end(struct mms_openmetrics *om)
+{
+	if (om && *mms_openmetrics_error(om))
+		fprintf(stderr, "mmscope: %s (%lu files written before)\n",
+			mms_openmetrics_error(om), mms_openmetrics_writes(om));
+	mms_openmetrics_destroy(om);
 }
 
 int mms_require_privileges(const char *what)

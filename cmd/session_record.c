@@ -3,7 +3,8 @@
  * Recording a session: fills a recording's header from the session (host,
  * kernel, target, the source of every family or why there is none, options,
  * mmscope's command line) and taps the session so every committed interval
- * is written.  Used by `mmscope record` and by the TUI's record toggle.
+ * is written.  Used by `mmscope record` and by the TUI's record toggle.  The
+ * --openmetrics file is the same kind of tap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mmscope/openmetrics.h"
 #include "mmscope/recording.h"
 #include "mmscope/session.h"
 
@@ -69,4 +71,22 @@ int mms_recorder_create_session(const char *path, struct mms_session *s, unsigne
 void mms_recorder_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv)
 {
 	mms_recorder_write(ctx, mms_session_store(s), iv);
+}
+
+static void openmetrics_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv)
+{
+	mms_openmetrics_write(ctx, mms_session_store(s), iv);
+}
+
+int mms_openmetrics_add_tap(struct mms_session *s, const char *dir,
+			    struct mms_openmetrics **out, char *errbuf, size_t errlen)
+{
+	const struct mms_session_info *info = mms_session_info(s);
+	struct mms_om_meta m = { .host = info->host, .kernel = info->kernel,
+				 .target = info->target };
+	int err = mms_openmetrics_create(dir, &m, out, errbuf, errlen);
+
+	if (!err)
+		mms_session_add_tap(s, openmetrics_tap, *out);
+	return err;
 }

@@ -27,10 +27,11 @@ _mmscope()
 		COMPREPLY=($(compgen -W "contended wait_total wait_max wait_min avg_wait p50 p99" -- "$cur"))
 		return 0 ;;
 	-p|--pid) COMPREPLY=($(compgen -W "$(ls /proc 2>/dev/null | grep -E '^[0-9]+$')" -- "$cur")); return 0 ;;
-	-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+	-o|--output|--perfetto) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+	--openmetrics) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
 	-d|--delay|--interval|--duration|--window|-E|--entries|--max-stack|--stack-skip|\
 	--map-nr-entries|--stack-entries|--task-entries|--mmap-hold-sample|-L|--lock-filter|\
-	-S|--callstack-filter|-x|--tid|--base|--new|--perfetto)
+	-S|--callstack-filter|-x|--tid|--base|--new)
 		return 0 ;;
 	esac
 

@@ -20,7 +20,8 @@ die() { echo "setup: $*" >&2; exit 1; }
 
 pkgs=(meson ninja-build pkg-config gcc make clang llvm bpftool libbpf-dev libelf-dev
       zlib1g-dev libzstd-dev libtraceevent-dev libncurses-dev libcmocka-dev
-      linux-source-6.1 xz-utils zstd tmux stress-ng linux-perf util-linux procps)
+      linux-source-6.1 xz-utils zstd tmux stress-ng linux-perf util-linux procps
+      prometheus-node-exporter prometheus curl)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
