@@ -6,7 +6,7 @@
 # RSS, CPU time, descriptors and BPF objects at a fixed period and checks that
 # it lives to the end, that RSS stays flat once the history window is full,
 # and that q then exits 0 leaving nothing loaded.  Not part of CI: the
-# procedure and figures are in docs/RELIABILITY.md.
+# procedure is in docs/RELIABILITY.md, its runs in docs/history/RELIABILITY-RUNS.md.
 #
 #   sudo bench/soak.sh [-m MINUTES] [-s SAMPLE_SECS] [-w WINDOW] [-b BUILD] [-o CSV]
 #                      [-W WORKLOADS]
