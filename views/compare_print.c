@@ -32,6 +32,10 @@ void mms_compare_fmt(char *buf, size_t len, enum mms_cmp_unit unit, double v)
 	case MMS_CMP_PAGES:
 		snprintf(buf, len, "%.2f", v);
 		break;
+	case MMS_CMP_VALUE:
+		/* A score as benchmarks print it: "3511.50", "1.2346e+09" past 12 columns. */
+		snprintf(buf, len, fabs(v) < 1e8 ? "%.2f" : "%.5g", v);
+		break;
 	default:
 		snprintf(buf, len, v < 100 ? "%.2f" : "%.0f", v);
 		break;
@@ -135,8 +139,12 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 		const struct mms_cmp_row *r = &c->rows[i];
 		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[256];
 
-		fit(name, sizeof(name), r->name, TEXT_COLS - 2 - (int)strlen(r->what));
-		fprintf(f, "\n%s: %s\n", name, r->what);
+		const char *dir = r->higher_better ? ", higher is better" :
+				  r->group == MMS_CMP_SCORE ? ", lower is better" : "";
+
+		fit(name, sizeof(name), r->name, TEXT_COLS - 2 - (int)strlen(r->what) -
+		    (int)strlen(dir));
+		fprintf(f, "\n%s: %.*s%s\n", name, TEXT_COLS - 2 - (int)strlen(dir), r->what, dir);
 		fprintf(f, "  %-*s %5s %12s %8s %12s %12s\n", lw, "", "runs", "avg", "%stdev",
 			"min", "max");
 		text_side(f, c, r, 0, lw);
@@ -183,8 +191,8 @@ static void json_side(FILE *f, const struct mms_compare *c, const struct mms_cmp
 
 void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 {
-	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages" };
-	char esc[2][256], notes[1024], verdict[64];
+	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages", "score" };
+	char esc[2][256], notes[1024], verdict[64], what[96];
 	const char *kind;
 
 	mms_fmt_json_str(esc[0], sizeof(esc[0]), c->label[0]);
@@ -205,10 +213,15 @@ void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 		kind = r->metric == MMS_CMP_M_AVG ? "avg" : r->metric == MMS_CMP_M_RATE ? "rate" :
 		       "sum";
 		mms_fmt_json_str(esc[0], sizeof(esc[0]), r->name);
+		/* A score's unit is the user's (or a recording's): escaped like a name. */
+		mms_fmt_json_str(what, sizeof(what), r->what);
+		if (r->group == MMS_CMP_SCORE)
+			kind = "score";
 		fprintf(f, "%s\n    {\"group\": \"%s\", \"name\": \"%s\", \"metric\": \"%s\", "
-			"\"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s,\n     "
-			"\"base\": ", i ? "," : "", mms_compare_group_name(r->group), esc[0],
-			r->what, kind, units[r->unit], r->lower_better ? "true" : "false");
+			"\"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s, "
+			"\"higher_is_better\": %s,\n     \"base\": ", i ? "," : "",
+			mms_compare_group_name(r->group), esc[0], what, kind, units[r->unit],
+			r->lower_better ? "true" : "false", r->higher_better ? "true" : "false");
 		json_side(f, c, &r->side[0], 0);
 		fputs(",\n     \"new\": ", f);
 		json_side(f, c, &r->side[1], 1);
@@ -257,12 +270,18 @@ void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep
 			k ? "new" : "base");
 	fprintf(f, "%schange_pct%st%sp%sverdict\n", s, s, s, s);
 	for (size_t i = 0; i < c->nr; i++) {
-		static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages" };
+		static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages",
+						     "score" };
 		const struct mms_cmp_row *r = &c->rows[i];
 
 		fprintf(f, "%s%s", mms_compare_group_name(r->group), s);
 		csv_str(f, r->name);
-		fprintf(f, "%s%s%s%s", s, r->what, s, units[r->unit]);
+		fputs(s, f);
+		if (r->group == MMS_CMP_SCORE)
+			csv_str(f, r->what);	/* the user's unit may hold the separator */
+		else
+			fputs(r->what, f);
+		fprintf(f, "%s%s", s, units[r->unit]);
 		for (int k = 0; k < 2; k++) {
 			const struct mms_runstats *st = &r->side[k].st;
 			bool ok = st->n > 0;
