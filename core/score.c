@@ -236,3 +236,23 @@ int mms_score_file_result(const char *path, const struct mms_score_file_before *
 	run->has_score = true;
 	return 0;
 }
+
+void mms_score_describe(char *buf, size_t len, const struct mms_rec_run *run)
+{
+	char where[48] = "";
+
+	if (!run->present) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	if (run->count)
+		snprintf(where, sizeof(where), "; run %u of %u", run->index, run->count);
+	if (run->has_score)
+		snprintf(buf, len, "%s%s%s (%s, %s is better%s%s%s)", run->text[0] ? run->text :
+			 "?", run->unit[0] ? " " : "", run->unit, run->name,
+			 run->lower_better ? "lower" : "higher", where,
+			 run->matches > 1 ? "; the last of the lines that matched" : "",
+			 run->interrupted ? "; interrupted" : "");
+	else
+		snprintf(buf, len, "none%s%s%s", run->error[0] ? ": " : "", run->error, where);
+}

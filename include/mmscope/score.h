@@ -73,6 +73,12 @@ int mms_score_file_result(const char *path, const struct mms_score_file_before *
 			  struct mms_rec_run *run);
 
 /*
+ * One line for people (info, report): "3511.5 lps (Execl Throughput, higher
+ * is better; run 2 of 10)", or "none: why".  "" when the run has no RUN block.
+ */
+void mms_score_describe(char *buf, size_t len, const struct mms_rec_run *run);
+
+/*
  * Copies at most n bytes of s into dst as one line of printable text
  * (control bytes become '?'): for what came from a command or a file.
  */
