@@ -74,9 +74,9 @@ static void tee_drain(struct tee *t)
 		ms = DRAIN_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
 				 (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (ms <= 0 || poll(&p, 1, (int)ms) == 0) {
-			fprintf(stderr, "mmscope: the command's output was still open %d s after it "
-				"exited (a process it left running?): the score is from what came "
-				"before\n", DRAIN_MS / 1000);
+			fprintf(stderr, "mmscope: the command's output was still open %d s "
+				"after it exited (a process it left running?): the score is "
+				"from what came before\n", DRAIN_MS / 1000);
 			break;
 		}
 		tee_read(t);
@@ -210,7 +210,8 @@ static void fill_run(struct mms_cli *cli, struct mms_session *s, struct tee *tee
 		return;
 	if (run->interrupted)
 		snprintf(run->error, sizeof(run->error), "the run was stopped (%s) before the "
-			 "command ended: a score from part of a run is none", strsignal(res->quit_sig));
+			 "command ended: a score from part of a run is none",
+			 strsignal(res->quit_sig));
 	else if (cli->score_regex)
 		mms_score_rx_result(&tee->rx, cli->score_regex, run);
 	else

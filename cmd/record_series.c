@@ -261,8 +261,9 @@ int mms_record_series(struct mms_cli *cli)
 		kept(msg, sizeof(msg), first, done > 1 ? last : first, done);
 		if (sig) {
 			fprintf(stderr, "mmscope: stopped by %s during run %d/%d: %s%s%s\n",
-				strsignal(sig), k, n, msg, res.started ? "; removed the unfinished " :
-				"", res.started ? path : "");
+				strsignal(sig), k, n, msg,
+				res.started ? "; removed the unfinished " : "",
+				res.started ? path : "");
 			ret = 128 + sig;
 		} else {
 			char why[320];

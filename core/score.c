@@ -187,6 +187,7 @@ int mms_score_file_result(const char *path, const struct mms_score_file_before *
 			  struct mms_rec_run *run)
 {
 	char buf[128], why[160];
+	const char *num;
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -231,8 +232,8 @@ int mms_score_file_result(const char *path, const struct mms_score_file_before *
 		snprintf(run->error, sizeof(run->error), "the score file %s: %s", path, why);
 		return -EINVAL;
 	}
-	mms_score_copy_text(run->text, sizeof(run->text), buf + strspn(buf, " \t"), strcspn(buf + strspn(buf,
-			" \t"), " \t\r\n"));
+	num = buf + strspn(buf, " \t");
+	mms_score_copy_text(run->text, sizeof(run->text), num, strcspn(num, " \t\r\n"));
 	run->has_score = true;
 	return 0;
 }

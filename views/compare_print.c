@@ -158,33 +158,39 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 	}
 }
 
-static void json_num(FILE *f, double v)
+static void json_num_digits(FILE *f, double v, int digits)
 {
 	if (isfinite(v))
-		fprintf(f, "%.6g", v);
+		fprintf(f, "%.*g", digits, v);
 	else
 		fputs("null", f);
 }
 
+static void json_num(FILE *f, double v)
+{
+	json_num_digits(f, v, 6);
+}
+
+/* digits: a score is the benchmark's own figure, and keeps every digit it printed. */
 static void json_side(FILE *f, const struct mms_compare *c, const struct mms_cmp_side *sd,
-		      int s)
+		      int s, int digits)
 {
 	fprintf(f, "{\"runs\": %d, \"present\": %d, \"na\": %s, \"values\": [", sd->runs,
 		sd->present, sd->na ? "true" : "false");
 	for (int k = 0; k < c->runs[s]; k++) {
 		fputs(k ? ", " : "", f);
-		json_num(f, sd->v[k]);
+		json_num_digits(f, sd->v[k], digits);
 	}
 	fprintf(f, "], \"n\": %d", sd->st.n);
 	if (sd->st.n) {
 		fputs(", \"avg\": ", f);
-		json_num(f, sd->st.mean);
+		json_num_digits(f, sd->st.mean, digits);
 		fputs(", \"stdev\": ", f);
-		json_num(f, sd->st.stdev);
+		json_num_digits(f, sd->st.stdev, digits);
 		fprintf(f, ", \"pct_stdev\": %.4f, \"min\": ", sd->st.pct_stdev);
-		json_num(f, sd->st.min);
+		json_num_digits(f, sd->st.min, digits);
 		fputs(", \"max\": ", f);
-		json_num(f, sd->st.max);
+		json_num_digits(f, sd->st.max, digits);
 	}
 	fputc('}', f);
 }
@@ -222,9 +228,9 @@ void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 			"\"higher_is_better\": %s,\n     \"base\": ", i ? "," : "",
 			mms_compare_group_name(r->group), esc[0], what, kind, units[r->unit],
 			r->lower_better ? "true" : "false", r->higher_better ? "true" : "false");
-		json_side(f, c, &r->side[0], 0);
+		json_side(f, c, &r->side[0], 0, r->group == MMS_CMP_SCORE ? 15 : 6);
 		fputs(",\n     \"new\": ", f);
-		json_side(f, c, &r->side[1], 1);
+		json_side(f, c, &r->side[1], 1, r->group == MMS_CMP_SCORE ? 15 : 6);
 		fputs(",\n     \"change_pct\": ", f);
 		json_num(f, r->change_pct);
 		if (r->welch.valid) {

@@ -31,7 +31,7 @@ struct mms_score_rx {
 	regex_t re;
 	char line[MMS_SCORE_LINE];
 	size_t len;
-	bool overlong;		/* the current line passed MMS_SCORE_LINE: the rest is skipped */
+	bool overlong;		/* the line passed MMS_SCORE_LINE: its rest is skipped */
 	uint64_t lineno, last_line;
 	uint32_t matches;
 	char last[64];		/* the last match's capture, cut to fit */

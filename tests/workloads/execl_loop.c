@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 			if (waitpid(pid, &status, 0) < 0)
 				die("waitpid");
 			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-				fprintf(stderr, "execl_loop: child failed (exec of /proc/self/exe?)\n");
+				fprintf(stderr, "execl_loop: child failed (exec of "
+					"/proc/self/exe?)\n");
 				_exit(1);
 			}
 			atomic_fetch_add(done, 1);

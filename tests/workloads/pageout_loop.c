@@ -88,7 +88,8 @@ static long resident(char *p, long pages, long page)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pageout_loop -f FILE [-m PAGES] [-s SECONDS | -n ITERS] [-P N] [-w] [-c] [-i MS]\n"
+		"usage: pageout_loop -f FILE [-m PAGES] [-s SECONDS | -n ITERS] [-P N] [-w] [-c]\n"
+		"                    [-i MS]\n"
 		"  -f  file to create and map (on a disk filesystem, not tmpfs)\n"
 		"  -m  pages (default 512)\n"
 		"  -s  run this long (default 2) ... or -n: iterations (each instance)\n"

@@ -47,7 +47,8 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vma_split_file -f FILE [-P PROCS] [-p PAGES] [-s SECONDS | -n CYCLES] [-i MS]\n"
+		"usage: vma_split_file -f FILE [-P PROCS] [-p PAGES] [-s SECONDS | -n CYCLES]\n"
+		"                      [-i MS]\n"
 		"  -f  the shared file (created; on a disk filesystem or tmpfs)\n"
 		"  -P  processes (default 4)\n"
 		"  -p  pages a mapping, a multiple of 4 (default 16)\n"
