@@ -86,9 +86,10 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 		if (in->run.count)
 			printf("run         %u of %u\n", in->run.index, in->run.count);
 		if (in->run.interrupted)
-			printf("command     stopped by a signal before it ended\n");
+			printf("exit        stopped by a signal before the command ended\n");
 		else if (in->run.status >= 0)
-			printf("command     exited with status %d\n", (int)in->run.status);
+			printf("exit        the command exited with status %d\n",
+			       (int)in->run.status);
 		mms_score_describe(score, sizeof(score), &in->run);
 		if (in->run.has_score || in->run.error[0])
 			printf("score       %s\n", score);
