@@ -291,7 +291,10 @@ int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
 	e = run(s, rec, cli->opts.cmd != NULL, &told, cli->score_regex ? &tee : NULL);
 	if (e)
 		fprintf(stderr, "mmscope: collection failed: %s\n", strerror(-e));
-	if (cli->score_regex)
+	/* Stopped with the command still running: no score, and nothing to wait for. */
+	if (cli->score_regex && mms_session_quit_signal(s) && mms_session_child_status(s) < 0)
+		tee_read(&tee);
+	else if (cli->score_regex)
 		tee_drain(&tee);
 	/* A plain recording stays what it was; a run of a series or a score gets its block. */
 	if (cli->opts.cmd && (res->want_score || count)) {
