@@ -11,10 +11,11 @@
 #   sigint  SIGINT (to mmscope alone: it forwards it) during run 2 of 3: run 1
 #           is kept with its score, run 2's file removed, run 3 never starts,
 #           exit 130, no process of the run left behind
-#   e2e     vma_split_file with 1 and with 4 processes, 3 runs each: compare
+#   e2e     vma_split_file -S with 1 and with 4 processes, 3 runs each: compare
 #           gives the score block first (avg, %stdev, min, max, change,
 #           verdict) whose per-run values are the workload's own score lines,
-#           then the lock rows; info and report show each run's score
+#           then the lock rows (the 4 processes wait on i_mmap_rwsem); report
+#           shows each run's score
 #
 #   record_runs.sh MMSCOPE VMA_SPLIT_FILE [CASE...]
 set -u
@@ -169,7 +170,7 @@ case_e2e() {
 		procs=1
 		[ $side = b ] && procs=4
 		rec $side.mms --runs 3 --cooldown 1 --score-default --score-name vma_split_file -- \
-			"$vsf" -f "$dir/shared" -P $procs -p 16 -s 2
+			"$vsf" -f "$dir/shared" -P $procs -p 64 -S -s 2
 		[ "$(cat "$dir/$side.mms.rc")" = 0 ] ||
 			fail "record $side: exit $(cat "$dir/$side.mms.rc"): $(cat "$dir/$side.mms.err")"
 		[ "$(grep -c '^score: ' "$dir/$side.mms.out")" = 3 ] ||
@@ -217,6 +218,9 @@ assert n[0] == '4-procs' and n[2] == fmt(statistics.mean(own['b'])), new
 assert ch.split()[0] == 'change' and ch.split()[1] == '%+.2f%%' % change, ch
 assert score['verdict'] in ch, ch
 assert any(b.startswith('all i_mmap_rwsem: avg wait') for b in blocks), 'no i_mmap_rwsem row'
+# 4 processes splitting under each other's write-back wait on the file's i_mmap_rwsem.
+imm = [r for r in js['rows'] if r['name'] == 'all i_mmap_rwsem' and r['metric'] == 'avg wait']
+assert imm and imm[0]['new']['present'] >= 2, imm
 assert any(b.startswith('all locks: wait/s') for b in blocks), 'no lock rows'
 assert txt.index('vma_split_file:') < txt.index('all locks:')
 assert max(len(l) for l in txt.split('\n')) <= 80

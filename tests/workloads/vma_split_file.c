@@ -7,6 +7,10 @@
  * pgoff), munmap() of the last quarter shrinks the upper part at its end,
  * then the rest is unmapped.  Every one of these takes the file's
  * i_mmap_rwsem for write in vma_prepare(), so the processes contend on it.
+ * With -S each cycle first writes every page and msync()s them: the
+ * write-back walks the file's rmap under i_mmap_rwsem for reading, long
+ * enough that the splits of the other processes sleep on it (on a machine
+ * of few CPUs the writers alone mostly spin and never wait).
  *
  *   cycles_per_sec=1234 cycles=2468 procs=4 pages=16 seconds=2.000
  *   score: 1234.0 cycles/s
@@ -47,18 +51,19 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vma_split_file -f FILE [-P PROCS] [-p PAGES] [-s SECONDS | -n CYCLES]\n"
+		"usage: vma_split_file -f FILE [-P PROCS] [-p PAGES] [-s SECONDS | -n CYCLES] [-S]\n"
 		"                      [-i MS]\n"
 		"  -f  the shared file (created; on a disk filesystem or tmpfs)\n"
 		"  -P  processes (default 4)\n"
 		"  -p  pages a mapping, a multiple of 4 (default 16)\n"
 		"  -s  run this long (default 2) ... or -n: cycles per process\n"
+		"  -S  write every page and msync it each cycle (rmap walks under the lock)\n"
 		"  -i  print 'progress ns=T n=CYCLES' every MS milliseconds\n");
 	exit(2);
 }
 
 /* map, split (lower keeps pgoff), shrink the upper at its end, unmap. */
-static void cycle(int fd, long pages, long page)
+static void cycle(int fd, long pages, long page, int sync)
 {
 	size_t len = (size_t)(pages * page);
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -66,6 +71,10 @@ static void cycle(int fd, long pages, long page)
 	if (p == MAP_FAILED)
 		die("mmap");
 	p[0] = 1;	/* a page in the rmap, as a program's data would be */
+	for (long i = 0; sync && i < pages; i++)
+		p[i * page] = (char)i;
+	if (sync && msync(p, len, MS_SYNC))
+		die("msync");
 	if (mprotect(p + len / 2, len / 2, PROT_READ))
 		die("mprotect (split)");
 	if (munmap(p + len / 4 * 3, len / 4))
@@ -81,15 +90,16 @@ int main(int argc, char **argv)
 	double seconds = 2, secs;
 	uint64_t start, deadline;
 	atomic_long *cycles;
-	int opt, fd;
+	int opt, fd, sync = 0;
 
-	while ((opt = getopt(argc, argv, "f:P:p:s:n:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "f:P:p:s:n:Si:h")) != -1) {
 		switch (opt) {
 		case 'f': path = optarg; break;
 		case 'P': procs = atol(optarg); break;
 		case 'p': pages = atol(optarg); break;
 		case 's': seconds = atof(optarg); break;
 		case 'n': iters = atol(optarg); break;
+		case 'S': sync = 1; break;
 		case 'i': progress_ms = atol(optarg); break;
 		default: usage();
 		}
@@ -120,7 +130,7 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(1);
 		for (long n = 0; iters ? n < iters : now_ns() < deadline; n++) {
-			cycle(fd, pages, page);
+			cycle(fd, pages, page, sync);
 			atomic_fetch_add(cycles, 1);
 		}
 		_exit(0);
