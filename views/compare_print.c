@@ -257,11 +257,16 @@ static void csv_str(FILE *f, const char *s)
 }
 
 /* Undefined numbers are empty fields, never a 0 that was not measured. */
-static void csv_num(FILE *f, const char *sep, double v, bool defined)
+static void csv_num_digits(FILE *f, const char *sep, double v, bool defined, int digits)
 {
 	fputs(sep, f);
 	if (defined && isfinite(v))
-		fprintf(f, "%.6g", v);
+		fprintf(f, "%.*g", digits, v);
+}
+
+static void csv_num(FILE *f, const char *sep, double v, bool defined)
+{
+	csv_num_digits(f, sep, v, defined, 6);
 }
 
 void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep)
@@ -291,12 +296,14 @@ void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep
 		for (int k = 0; k < 2; k++) {
 			const struct mms_runstats *st = &r->side[k].st;
 			bool ok = st->n > 0;
+			/* A score keeps every digit the benchmark printed, as in JSON. */
+			int d = r->group == MMS_CMP_SCORE ? 15 : 6;
 
 			fprintf(f, "%s%d", s, st->n);
-			csv_num(f, s, st->mean, ok);
+			csv_num_digits(f, s, st->mean, ok, d);
 			csv_num(f, s, st->pct_stdev, ok);
-			csv_num(f, s, st->min, ok);
-			csv_num(f, s, st->max, ok);
+			csv_num_digits(f, s, st->min, ok, d);
+			csv_num_digits(f, s, st->max, ok, d);
 		}
 		csv_num(f, s, r->change_pct, true);
 		csv_num(f, s, r->welch.t, r->welch.valid);
