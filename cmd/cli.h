@@ -38,6 +38,12 @@ struct mms_cli {
 	const char *perfetto;		/* export --perfetto OUT.json */
 	const char *openmetrics;	/* --openmetrics DIR (live) */
 	bool force;
+	int runs;			/* --runs N: a series of N runs, 0: one run as -o names it */
+	double cooldown_s;		/* --cooldown: pause between runs */
+	const char *score_regex;	/* --score REGEX (or --score-default) */
+	const char *score_file;		/* --score-file FILE */
+	const char *score_name, *score_unit;
+	bool score_lower;		/* --score-lower-better */
 	/* files: report FILE, replay FILE, info FILE, compare A... -- B... */
 	char **files;
 	int nr_files;
@@ -52,6 +58,24 @@ int mms_cmd_tui(struct mms_cli *cli);
 int mms_cmd_check(struct mms_cli *cli);
 int mms_cmd_report(struct mms_cli *cli);
 int mms_cmd_record(struct mms_cli *cli);
+/* How one run went, for the series that ran it (sent back through a pipe). */
+struct mms_run_result {
+	int ret;		/* the run's exit code */
+	int status;		/* the command's exit status, -1: unknown (it was stopped) */
+	int quit_sig;		/* the signal that stopped the run, 0: none */
+	bool started;		/* the command ran and the recording exists */
+	bool has_score;
+	bool want_score;	/* --score or --score-file was given */
+	double score;
+	char unit[32];
+	char error[256];	/* why there is no score */
+};
+
+/* One run into path (cmd_record.c): run index of count, 0 of 0 alone; an exit code. */
+int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
+		   struct mms_run_result *res);
+/* `record --runs N` (record_series.c). */
+int mms_record_series(struct mms_cli *cli);
 int mms_cmd_replay(struct mms_cli *cli);
 int mms_cmd_info(struct mms_cli *cli);
 int mms_cmd_compare(struct mms_cli *cli);

@@ -35,6 +35,30 @@ static unsigned int rec_have(const struct mms_rec_info *info)
 	return have;
 }
 
+/* The run's score, if it has one; a run without is n/a on its side, said once. */
+static int add_score(struct mms_compare *c, int side, const char *file,
+		     const struct mms_rec_run *run)
+{
+	int e;
+
+	if (!run->has_score) {
+		if (run->present && run->error[0])
+			fprintf(stderr, "mmscope: %s has no score: %s\n", file, run->error);
+		return 0;
+	}
+	if (c->score_name[0] && (strcmp(c->score_name, run->name) ||
+				 strcmp(c->score_unit, run->unit[0] ? run->unit : "score") ||
+				 c->score_lower != run->lower_better))
+		fprintf(stderr, "mmscope: note: %s's score is '%s' (%s, %s is better), the first "
+			"run's '%s' (%s, %s): compared as one\n", file, run->name, run->unit,
+			run->lower_better ? "lower" : "higher", c->score_name, c->score_unit,
+			c->score_lower ? "lower" : "higher");
+	e = mms_compare_add_score(c, side, run->name, run->unit, run->lower_better, run->score);
+	if (e)
+		fprintf(stderr, "mmscope: %s: its score: %s\n", file, strerror(-e));
+	return e;
+}
+
 static int add_side(struct mms_compare *c, int side, char **files, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -64,6 +88,9 @@ static int add_side(struct mms_compare *c, int side, char **files, int n)
 				e == -E2BIG ? "too many runs: 64 a side at most" : strerror(-e));
 			return e;
 		}
+		e = add_score(c, side, files[i], &info.run);
+		if (e)
+			return e;
 	}
 	return 0;
 }
@@ -75,8 +102,8 @@ int mms_cmd_compare(struct mms_cli *cli)
 	int ret = MMS_EXIT_FAIL;
 
 	if (cli->metrics && mms_compare_parse_keys(cli->metrics, &o.groups, &o.metrics)) {
-		fprintf(stderr, "mmscope: -k '%s': takes a comma list of groups (totals, locks, "
-			"callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)\n",
+		fprintf(stderr, "mmscope: -k '%s': takes a comma list of groups (score, totals, "
+			"locks, callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)\n",
 			cli->metrics);
 		return MMS_EXIT_USAGE;
 	}

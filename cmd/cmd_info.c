@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "mmscope/format.h"
 #include "mmscope/recording.h"
+#include "mmscope/report.h"
+#include "mmscope/score.h"
 
 static const char *const fam_key[MMS_FAM_NR] = {
 	[MMS_FAM_LOCK] = "lock",
@@ -78,6 +80,22 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	printf("host        %s (kernel %s)\n", in->host, in->kernel);
 	printf("command     %s\n", in->cmdline);
 	printf("target      %s\n", in->target);
+	if (in->run.present) {
+		char score[512];
+
+		if (in->run.count)
+			printf("run         %u of %u\n", in->run.index, in->run.count);
+		if (in->run.interrupted)
+			printf("exit        stopped by a signal before the command ended\n");
+		else if (in->run.status >= 0)
+			printf("exit        the command exited with status %d\n",
+			       (int)in->run.status);
+		mms_score_describe(score, sizeof(score), &in->run);
+		if (in->run.has_score || in->run.error[0])
+			printf("score       %s\n", score);
+		if (in->run.source[0])
+			printf("            from %s\n", in->run.source);
+	}
 	fmt_when(when, sizeof(when), in->start_ns);
 	printf("started     %s\n", when);
 	fmt_when(end, sizeof(end), in->end_ns);
@@ -227,6 +245,9 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 	json_u64("blocks", in->blocks);
 	json_u64("unknown_blocks", in->unknown_blocks);
 	printf("  \"hide_addrs\": %s,\n", in->flags & MMS_REC_F_HIDE_ADDRS ? "true" : "false");
+	printf("  \"run\": ");
+	mms_report_run_json(stdout, &in->run);
+	printf(",\n");
 	json_options(in->options);
 	printf("}\n");
 }

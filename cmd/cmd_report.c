@@ -204,6 +204,7 @@ static int report_file(struct mms_cli *cli)
 		snprintf(msg, sizeof(msg), "%s exited during the recording", info.target);
 		meta.message = msg;
 	}
+	meta.run = &info.run;
 	fill_opts(cli, &ro);
 	e = print_to(cli, st, &ro, &meta);
 	mms_store_destroy(st);

@@ -17,12 +17,16 @@
 #include "mmscope/openmetrics.h"
 #include "cli.h"
 #include "mmscope/collectors.h"
+#include "mmscope/score.h"
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
 	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
-	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE, OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE,
+	OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
+	OPT_RUNS, OPT_COOLDOWN, OPT_SCORE, OPT_SCORE_DEFAULT, OPT_SCORE_FILE, OPT_SCORE_NAME,
+	OPT_SCORE_UNIT, OPT_SCORE_LOWER,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +70,14 @@ static const struct option long_opts[] = {
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "new", required_argument, NULL, OPT_NEW },
 	{ "tui", no_argument, NULL, OPT_TUI },
+	{ "runs", required_argument, NULL, OPT_RUNS },
+	{ "cooldown", required_argument, NULL, OPT_COOLDOWN },
+	{ "score", required_argument, NULL, OPT_SCORE },
+	{ "score-default", no_argument, NULL, OPT_SCORE_DEFAULT },
+	{ "score-file", required_argument, NULL, OPT_SCORE_FILE },
+	{ "score-name", required_argument, NULL, OPT_SCORE_NAME },
+	{ "score-unit", required_argument, NULL, OPT_SCORE_UNIT },
+	{ "score-lower-better", no_argument, NULL, OPT_SCORE_LOWER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -124,6 +136,12 @@ static void usage(FILE *f)
 "      --hide-addrs         replace kernel addresses with stable hashes\n"
 "      --openmetrics DIR    live (TUI, record, report): DIR/mmscope.prom rewritten every\n"
 "                           interval for node_exporter's textfile collector\n"
+"      --runs N             run CMD N times, one recording each: FILE-1 ... FILE-N\n"
+"      --cooldown SECS      pause between runs\n"
+"      --score REGEX        CMD's score: the one group of REGEX on its stdout (last match)\n"
+"      --score-default      the same for the workloads' last line, 'score: N UNIT'\n"
+"      --score-file FILE    CMD's score: the number it wrote to FILE\n"
+"      --score-name NAME, --score-unit UNIT, --score-lower-better  how it is labelled\n"
 "Other:\n"
 "      --no-color           monochrome (NO_COLOR is honoured too)\n"
 "  -h, --help, -V, --version\n"
@@ -366,6 +384,41 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_TUI:
 		cli->compare_tui = true;
 		return 0;
+	case OPT_RUNS:
+		if (parse_uint(arg, "--runs", 1000, &v) || !v) {
+			fprintf(stderr, "mmscope: --runs takes 1..1000\n");
+			return -EINVAL;
+		}
+		cli->runs = (int)v;
+		return 0;
+	case OPT_COOLDOWN:
+		d = strtod(arg, &end);
+		if (end == arg || *end || !(d >= 0 && d <= 86400)) {
+			fprintf(stderr, "mmscope: invalid --cooldown '%s' (0..86400 seconds)\n", arg);
+			return -EINVAL;
+		}
+		cli->cooldown_s = d;
+		return 0;
+	case OPT_SCORE:
+	case OPT_SCORE_DEFAULT:
+	case OPT_SCORE_FILE:
+		if (cli->score_regex || cli->score_file) {
+			fprintf(stderr, "mmscope: one score a run: --score, --score-default or "
+				"--score-file, once\n");
+			return -EINVAL;
+		}
+		*(c == OPT_SCORE_FILE ? &cli->score_file : &cli->score_regex) =
+			c == OPT_SCORE_DEFAULT ? MMS_SCORE_DEFAULT_REGEX : arg;
+		return 0;
+	case OPT_SCORE_NAME:
+		cli->score_name = arg;
+		return 0;
+	case OPT_SCORE_UNIT:
+		cli->score_unit = arg;
+		return 0;
+	case OPT_SCORE_LOWER:
+		cli->score_lower = true;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -495,6 +548,23 @@ static int validate(struct mms_cli *cli)
 	}
 	if (!strcmp(cli->cmd, "record") && !cli->output) {
 		fprintf(stderr, "mmscope: record needs -o FILE\n");
+		return -EINVAL;
+	}
+	if ((cli->runs || cli->cooldown_s || cli->score_regex || cli->score_file ||
+	     cli->score_name || cli->score_unit || cli->score_lower) &&
+	    (strcmp(cli->cmd, "record") || !o->cmd)) {
+		fprintf(stderr, "mmscope: --runs, --cooldown and --score* are for "
+			"record -o FILE ... -- CMD: they run the command and read its score\n");
+		return -EINVAL;
+	}
+	if ((cli->score_name || cli->score_unit || cli->score_lower) && !cli->score_regex &&
+	    !cli->score_file) {
+		fprintf(stderr, "mmscope: --score-name, --score-unit and --score-lower-better "
+			"describe a score: add --score REGEX, --score-default or --score-file\n");
+		return -EINVAL;
+	}
+	if (cli->cooldown_s && !cli->runs) {
+		fprintf(stderr, "mmscope: --cooldown is the pause between --runs\n");
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "compare") && (!cli->nr_files || !cli->nr_files_b)) {

@@ -566,7 +566,7 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 	const uint8_t *p;
 	size_t n;
 
-	if (bk->type < REC_B_HEADER || bk->type > REC_B_END) {
+	if (bk->type < REC_B_HEADER || bk->type > REC_B_RUN) {
 		rec->info.unknown_blocks++;	/* from a newer mmscope: skip it */
 		return true;
 	}
@@ -581,6 +581,13 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 		if (!p)
 			return false;
 		why = scan_interval(rec, bk, p, n);
+		break;
+	case REC_B_RUN:
+		p = rec_payload_tmp(rec, bk);
+		if (!p)
+			return false;
+		if (!rec_run_decode(&rec->info.run, p, bk->raw))
+			why = "malformed run block";
 		break;
 	case REC_B_END:
 		p = rec_payload_tmp(rec, bk);

@@ -30,6 +30,7 @@ enum rec_block_type {
 	REC_B_LOCKS = 5,
 	REC_B_INTERVAL = 6,
 	REC_B_END = 7,
+	REC_B_RUN = 8,		/* 1.2: the run of a series and its score, before END */
 };
 
 enum rec_block_flags {
@@ -57,6 +58,27 @@ enum rec_end_tag {
 	REC_E_INTERVALS = 1,
 	REC_E_REASON = 2,
 	REC_E_END_NS = 3,
+};
+
+/* RUN fields (tag, length, value), as HEADER's. */
+enum rec_run_tag {
+	REC_R_INDEX = 1,	/* u32 */
+	REC_R_COUNT = 2,	/* u32 */
+	REC_R_STATUS = 3,	/* u32 (two's complement of -1: unknown) */
+	REC_R_FLAGS = 4,	/* u32: bit 0 interrupted, 1 has score, 2 lower is better */
+	REC_R_SCORE = 5,	/* u64: IEEE 754 binary64 bits */
+	REC_R_MATCHES = 6,	/* u32 */
+	REC_R_TEXT = 7,
+	REC_R_NAME = 8,
+	REC_R_UNIT = 9,
+	REC_R_SOURCE = 10,
+	REC_R_ERROR = 11,
+};
+
+enum rec_run_flags {
+	REC_RF_INTERRUPTED = 1U << 0,
+	REC_RF_SCORE = 1U << 1,
+	REC_RF_LOWER_BETTER = 1U << 2,
 };
 
 /* Fixed record sizes as this version writes them (readers accept larger). */
@@ -152,5 +174,11 @@ void rec_idmap_free(struct idmap *m);
 
 /* CRC-32 (zlib's) over the first 12 bytes of a block header, then the payload. */
 uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t n);
+
+struct mms_rec_run;
+/* The RUN payload (core/rec_run.c). */
+void rec_run_encode(struct rec_buf *b, const struct mms_rec_run *run);
+/* false: malformed (a field does not fit, or the score is not a finite number). */
+bool rec_run_decode(struct mms_rec_run *run, const uint8_t *p, size_t n);
 
 #endif

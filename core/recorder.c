@@ -669,6 +669,26 @@ int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 	return 0;
 }
 
+int mms_recorder_put_run(struct mms_recorder *r, const struct mms_rec_run *run)
+{
+	struct rec_buf b = { 0 };
+	int err;
+
+	if (r->failed)
+		return r->err;
+	if (r->closed)
+		return -EBADF;
+	rec_run_encode(&b, run);
+	r->out.len = 0;
+	if (!b.oom)
+		append_block(r, REC_B_RUN, 0, b.p, b.len);
+	else
+		r->out.oom = true;
+	rec_buf_free(&b);
+	err = commit_out(r);
+	return err ? r->err : 0;
+}
+
 int mms_recorder_close(struct mms_recorder *r, const char *reason)
 {
 	int err;

@@ -22,6 +22,7 @@ enum ent_kind {
 	K_OPS,		/* events: count */
 	K_DELTA,	/* summed changes (inferred VMA counts): total */
 	K_BATCH,	/* try_to_unmap removals: count, total pages */
+	K_SCORE,	/* the benchmark's score: one value a run, in total */
 };
 
 struct ent_run {
@@ -42,7 +43,7 @@ struct mms_cmp_ent {
 
 #define ORDER_RANKED 1000
 
-enum val { V_AVG, V_COUNT_RATE, V_TOTAL_RATE };
+enum val { V_AVG, V_COUNT_RATE, V_TOTAL_RATE, V_VALUE };
 
 struct row_def {
 	const char *what;	/* NULL: the entity's own */
@@ -70,6 +71,8 @@ static const struct row_def kind_rows[][3] = {
 		{ "mean batch (pages)", MMS_CMP_M_AVG, MMS_CMP_PAGES, false, V_AVG },
 		{ "pages/s", MMS_CMP_M_SUM, MMS_CMP_PER_SEC, false, V_TOTAL_RATE },
 	},
+	/* Its direction is the user's (--score-lower-better): fill_row sets it. */
+	[K_SCORE] = { { NULL, MMS_CMP_M_ALL, MMS_CMP_VALUE, false, V_VALUE } },
 };
 
 /* Metrics of the mm families, and the entity each feeds (summed over processes). */
@@ -401,6 +404,33 @@ int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store 
 	return 0;
 }
 
+int mms_compare_add_score(struct mms_compare *c, int side, const char *name, const char *unit,
+			  bool lower_better, double v)
+{
+	struct mms_cmp_ent *e;
+	struct ent_run *r;
+	int run;
+
+	if (side < 0 || side > 1 || (run = c->runs[side] - 1) < 0 || !isfinite(v))
+		return -EINVAL;
+	if (!c->score_name[0]) {
+		snprintf(c->score_name, sizeof(c->score_name), "%s", name && *name ? name :
+			 "score");
+		snprintf(c->score_unit, sizeof(c->score_unit), "%s", unit && *unit ? unit :
+			 "score");
+		c->score_lower = lower_better;
+	}
+	e = ent_get(c, MMS_CMP_SCORE, c->score_name, K_SCORE, MMS_CMP_HAVE_SCORE);
+	if (!e)
+		return -ENOMEM;
+	e->order = 0;
+	e->what = c->score_unit;
+	r = &e->run[side][run];
+	*r = (struct ent_run){ .count = 1, .total = v, .seen = true };
+	c->have[side][run] |= MMS_CMP_HAVE_SCORE;
+	return 0;
+}
+
 /* ---- statistics ---- */
 
 static double run_value(const struct mms_cmp_ent *e, const struct row_def *d, int s, int k,
@@ -413,6 +443,8 @@ static double run_value(const struct mms_cmp_ent *e, const struct row_def *d, in
 		return r->count > 0 ? r->total / r->count : NAN;
 	case V_COUNT_RATE:
 		return r->count / secs;
+	case V_VALUE:
+		return r->seen ? r->total : NAN;
 	default:
 		return r->total / secs;
 	}
@@ -428,6 +460,10 @@ static void fill_row(const struct mms_compare *c, const struct mms_cmp_ent *e,
 	r->metric = d->metric;
 	r->unit = d->unit;
 	r->lower_better = d->lower_better;
+	if (e->kind == K_SCORE) {
+		r->lower_better = c->score_lower;
+		r->higher_better = !c->score_lower;
+	}
 	r->rank = e->rank;
 	for (int s = 0; s < 2; s++) {
 		struct mms_cmp_side *sd = &r->side[s];
@@ -464,6 +500,8 @@ static int group_pos(enum mms_cmp_group g)
 {
 	int i = 0;
 
+	if (g == MMS_CMP_SCORE)
+		return -1;	/* the benchmark's own figure heads the table, as in the mails */
 	while (g > 1) {
 		g >>= 1;
 		i++;
@@ -519,7 +557,7 @@ int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o)
 		}
 		for (int k = 0; k < 3; k++)
 			if (kind_rows[e->kind][k].metric & metrics)
-				want++;
+				want++;	/* the score's kind is every kind: -k avg keeps it */
 	}
 	if (want > c->cap) {
 		struct mms_cmp_row *r = realloc(c->rows, want * sizeof(*r));
@@ -572,6 +610,7 @@ static const struct {
 	unsigned int bit;
 	bool metric;
 } keys[] = {
+	{ "score", MMS_CMP_SCORE, false },
 	{ "totals", MMS_CMP_TOTALS, false }, { "locks", MMS_CMP_LOCKS, false },
 	{ "callers", MMS_CMP_CALLERS, false }, { "mmap_lock", MMS_CMP_MMAP, false },
 	{ "vma", MMS_CMP_VMA, false }, { "rmap", MMS_CMP_RMAP, false },

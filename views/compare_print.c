@@ -32,6 +32,10 @@ void mms_compare_fmt(char *buf, size_t len, enum mms_cmp_unit unit, double v)
 	case MMS_CMP_PAGES:
 		snprintf(buf, len, "%.2f", v);
 		break;
+	case MMS_CMP_VALUE:
+		/* A score as benchmarks print it: "3511.50", "1.2346e+09" past 12 columns. */
+		snprintf(buf, len, fabs(v) < 1e8 ? "%.2f" : "%.5g", v);
+		break;
 	default:
 		snprintf(buf, len, v < 100 ? "%.2f" : "%.0f", v);
 		break;
@@ -135,8 +139,12 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 		const struct mms_cmp_row *r = &c->rows[i];
 		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[256];
 
-		fit(name, sizeof(name), r->name, TEXT_COLS - 2 - (int)strlen(r->what));
-		fprintf(f, "\n%s: %s\n", name, r->what);
+		const char *dir = r->higher_better ? ", higher is better" :
+				  r->group == MMS_CMP_SCORE ? ", lower is better" : "";
+
+		fit(name, sizeof(name), r->name, TEXT_COLS - 2 - (int)strlen(r->what) -
+		    (int)strlen(dir));
+		fprintf(f, "\n%s: %.*s%s\n", name, TEXT_COLS - 2 - (int)strlen(dir), r->what, dir);
 		fprintf(f, "  %-*s %5s %12s %8s %12s %12s\n", lw, "", "runs", "avg", "%stdev",
 			"min", "max");
 		text_side(f, c, r, 0, lw);
@@ -150,41 +158,47 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 	}
 }
 
-static void json_num(FILE *f, double v)
+static void json_num_digits(FILE *f, double v, int digits)
 {
 	if (isfinite(v))
-		fprintf(f, "%.6g", v);
+		fprintf(f, "%.*g", digits, v);
 	else
 		fputs("null", f);
 }
 
+static void json_num(FILE *f, double v)
+{
+	json_num_digits(f, v, 6);
+}
+
+/* digits: a score is the benchmark's own figure, and keeps every digit it printed. */
 static void json_side(FILE *f, const struct mms_compare *c, const struct mms_cmp_side *sd,
-		      int s)
+		      int s, int digits)
 {
 	fprintf(f, "{\"runs\": %d, \"present\": %d, \"na\": %s, \"values\": [", sd->runs,
 		sd->present, sd->na ? "true" : "false");
 	for (int k = 0; k < c->runs[s]; k++) {
 		fputs(k ? ", " : "", f);
-		json_num(f, sd->v[k]);
+		json_num_digits(f, sd->v[k], digits);
 	}
 	fprintf(f, "], \"n\": %d", sd->st.n);
 	if (sd->st.n) {
 		fputs(", \"avg\": ", f);
-		json_num(f, sd->st.mean);
+		json_num_digits(f, sd->st.mean, digits);
 		fputs(", \"stdev\": ", f);
-		json_num(f, sd->st.stdev);
+		json_num_digits(f, sd->st.stdev, digits);
 		fprintf(f, ", \"pct_stdev\": %.4f, \"min\": ", sd->st.pct_stdev);
-		json_num(f, sd->st.min);
+		json_num_digits(f, sd->st.min, digits);
 		fputs(", \"max\": ", f);
-		json_num(f, sd->st.max);
+		json_num_digits(f, sd->st.max, digits);
 	}
 	fputc('}', f);
 }
 
 void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 {
-	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages" };
-	char esc[2][256], notes[1024], verdict[64];
+	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages", "score" };
+	char esc[2][256], notes[1024], verdict[64], what[96];
 	const char *kind;
 
 	mms_fmt_json_str(esc[0], sizeof(esc[0]), c->label[0]);
@@ -205,13 +219,18 @@ void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 		kind = r->metric == MMS_CMP_M_AVG ? "avg" : r->metric == MMS_CMP_M_RATE ? "rate" :
 		       "sum";
 		mms_fmt_json_str(esc[0], sizeof(esc[0]), r->name);
+		/* A score's unit is the user's (or a recording's): escaped like a name. */
+		mms_fmt_json_str(what, sizeof(what), r->what);
+		if (r->group == MMS_CMP_SCORE)
+			kind = "score";
 		fprintf(f, "%s\n    {\"group\": \"%s\", \"name\": \"%s\", \"metric\": \"%s\", "
-			"\"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s,\n     "
-			"\"base\": ", i ? "," : "", mms_compare_group_name(r->group), esc[0],
-			r->what, kind, units[r->unit], r->lower_better ? "true" : "false");
-		json_side(f, c, &r->side[0], 0);
+			"\"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s, "
+			"\"higher_is_better\": %s,\n     \"base\": ", i ? "," : "",
+			mms_compare_group_name(r->group), esc[0], what, kind, units[r->unit],
+			r->lower_better ? "true" : "false", r->higher_better ? "true" : "false");
+		json_side(f, c, &r->side[0], 0, r->group == MMS_CMP_SCORE ? 15 : 6);
 		fputs(",\n     \"new\": ", f);
-		json_side(f, c, &r->side[1], 1);
+		json_side(f, c, &r->side[1], 1, r->group == MMS_CMP_SCORE ? 15 : 6);
 		fputs(",\n     \"change_pct\": ", f);
 		json_num(f, r->change_pct);
 		if (r->welch.valid) {
@@ -238,11 +257,16 @@ static void csv_str(FILE *f, const char *s)
 }
 
 /* Undefined numbers are empty fields, never a 0 that was not measured. */
-static void csv_num(FILE *f, const char *sep, double v, bool defined)
+static void csv_num_digits(FILE *f, const char *sep, double v, bool defined, int digits)
 {
 	fputs(sep, f);
 	if (defined && isfinite(v))
-		fprintf(f, "%.6g", v);
+		fprintf(f, "%.*g", digits, v);
+}
+
+static void csv_num(FILE *f, const char *sep, double v, bool defined)
+{
+	csv_num_digits(f, sep, v, defined, 6);
 }
 
 void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep)
@@ -257,21 +281,29 @@ void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep
 			k ? "new" : "base");
 	fprintf(f, "%schange_pct%st%sp%sverdict\n", s, s, s, s);
 	for (size_t i = 0; i < c->nr; i++) {
-		static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages" };
+		static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages",
+						     "score" };
 		const struct mms_cmp_row *r = &c->rows[i];
 
 		fprintf(f, "%s%s", mms_compare_group_name(r->group), s);
 		csv_str(f, r->name);
-		fprintf(f, "%s%s%s%s", s, r->what, s, units[r->unit]);
+		fputs(s, f);
+		if (r->group == MMS_CMP_SCORE)
+			csv_str(f, r->what);	/* the user's unit may hold the separator */
+		else
+			fputs(r->what, f);
+		fprintf(f, "%s%s", s, units[r->unit]);
 		for (int k = 0; k < 2; k++) {
 			const struct mms_runstats *st = &r->side[k].st;
 			bool ok = st->n > 0;
+			/* A score keeps every digit the benchmark printed, as in JSON. */
+			int d = r->group == MMS_CMP_SCORE ? 15 : 6;
 
 			fprintf(f, "%s%d", s, st->n);
-			csv_num(f, s, st->mean, ok);
+			csv_num_digits(f, s, st->mean, ok, d);
 			csv_num(f, s, st->pct_stdev, ok);
-			csv_num(f, s, st->min, ok);
-			csv_num(f, s, st->max, ok);
+			csv_num_digits(f, s, st->min, ok, d);
+			csv_num_digits(f, s, st->max, ok, d);
 		}
 		csv_num(f, s, r->change_pct, true);
 		csv_num(f, s, r->welch.t, r->welch.valid);

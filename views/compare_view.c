@@ -203,11 +203,13 @@ unsigned int cmpview_next_group(const struct cmpview *v, unsigned int cur, int d
 	if (!present)
 		return 0;
 	do {
-		/* all (0) -> TOTALS -> ... -> RMAP -> all */
+		/* all (0) -> SCORE -> TOTALS -> ... -> RMAP -> all */
 		if (dir > 0)
-			g = !g ? MMS_CMP_TOTALS : g >= MMS_CMP_RMAP ? 0 : g << 1;
+			g = !g ? MMS_CMP_SCORE : g == MMS_CMP_SCORE ? MMS_CMP_TOTALS :
+			    g >= MMS_CMP_RMAP ? 0 : g << 1;
 		else
-			g = !g ? MMS_CMP_RMAP : g == MMS_CMP_TOTALS ? 0 : g >> 1;
+			g = !g ? MMS_CMP_RMAP : g == MMS_CMP_TOTALS ? MMS_CMP_SCORE :
+			    g == MMS_CMP_SCORE ? 0 : g >> 1;
 	} while (g && !(g & present));
 	return g;
 }
@@ -251,6 +253,8 @@ static enum mms_role verdict_role(const struct mms_compare *c, const struct mms_
 {
 	if (!mms_compare_significant(c, r))
 		return MMS_ROLE_DIM;
+	if (r->higher_better)
+		return r->side[1].st.mean > r->side[0].st.mean ? MMS_ROLE_GOOD : MMS_ROLE_ERROR;
 	if (!r->lower_better)
 		return MMS_ROLE_WARN;
 	return r->side[1].st.mean < r->side[0].st.mean ? MMS_ROLE_GOOD : MMS_ROLE_ERROR;

@@ -11,6 +11,7 @@
 #include "mmscope/format.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/report.h"
+#include "mmscope/score.h"
 
 static const char *const fam_key[MMS_FAM_NR] = {
 	[MMS_FAM_LOCK] = "lock",
@@ -389,6 +390,33 @@ static void json_str(FILE *f, const char *s)
 	fprintf(f, "\"%s\"", buf);
 }
 
+void mms_report_run_json(FILE *f, const struct mms_rec_run *run)
+{
+	if (!run || !run->present) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"index\": %u, \"count\": %u, \"status\": %d, \"interrupted\": %s, "
+		"\"score\": ", run->index, run->count, (int)run->status,
+		run->interrupted ? "true" : "false");
+	if (run->has_score)
+		fprintf(f, "%.17g", run->score);
+	else
+		fputs("null", f);
+	fputs(", \"text\": ", f);
+	json_str(f, run->text);
+	fputs(", \"name\": ", f);
+	json_str(f, run->name);
+	fputs(", \"unit\": ", f);
+	json_str(f, run->unit);
+	fprintf(f, ", \"lower_is_better\": %s, \"matches\": %u, \"source\": ",
+		run->lower_better ? "true" : "false", run->matches);
+	json_str(f, run->source);
+	fputs(", \"error\": ", f);
+	json_str(f, run->error);
+	fputc('}', f);
+}
+
 static void json_stat(FILE *f, const struct mms_stat *s)
 {
 	fprintf(f, "\"contended\": %llu, \"wait_total_ns\": %llu, \"wait_max_ns\": %llu, "
@@ -515,8 +543,10 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 			(unsigned long long)x->stat.max,
 			secs > 0 ? (double)x->stat.count / secs : 0.0);
 	}
-	fprintf(f, "%s],\n  \"evicted_intervals\": %llu,\n  \"message\": ", mr->nr ? "\n  " : "",
+	fprintf(f, "%s],\n  \"evicted_intervals\": %llu,\n  \"run\": ", mr->nr ? "\n  " : "",
 		(unsigned long long)(m ? m->evicted : 0));
+	mms_report_run_json(f, m ? m->run : NULL);
+	fputs(",\n  \"message\": ", f);
 	if (m && m->message)
 		json_str(f, m->message);
 	else
@@ -721,6 +751,13 @@ int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_repor
 		csv_print(f, o, &rows);
 		break;
 	default:
+		if (m && m->run && m->run->present) {
+			char score[512];
+
+			/* The benchmark's own figure first, as a patch mail quotes it. */
+			mms_score_describe(score, sizeof(score), m->run);
+			fprintf(f, "score: %s\n\n", score);
+		}
 		text_rows(f, st, o, &rows);
 		text_metrics(f, st, &mr, secs, o->entries);
 		text_footer(f, m, lost);

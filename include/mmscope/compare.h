@@ -27,7 +27,8 @@
 #include "mmscope/stats.h"
 #include "mmscope/store.h"
 
-enum mms_cmp_unit { MMS_CMP_NS, MMS_CMP_PER_SEC, MMS_CMP_NS_PER_SEC, MMS_CMP_PAGES };
+/* MMS_CMP_VALUE: the benchmark's own unit (struct mms_compare's score_unit). */
+enum mms_cmp_unit { MMS_CMP_NS, MMS_CMP_PER_SEC, MMS_CMP_NS_PER_SEC, MMS_CMP_PAGES, MMS_CMP_VALUE };
 
 /* Metric groups selectable with -k. */
 enum mms_cmp_group {
@@ -37,7 +38,8 @@ enum mms_cmp_group {
 	MMS_CMP_MMAP = 1U << 3,		/* mmap_lock per process name: wait, hold (--mmap-hold) */
 	MMS_CMP_VMA = 1U << 4,		/* VMA split/merge rates (or inferred count changes) */
 	MMS_CMP_RMAP = 1U << 5,		/* try_to_unmap mean batch, pages/s */
-	MMS_CMP_ALL = 0x3f,
+	MMS_CMP_SCORE = 1U << 6,	/* the benchmark's own score (record --score): first */
+	MMS_CMP_ALL = 0x7f,
 };
 
 /* What kind of number a row is, also selectable with -k. */
@@ -58,6 +60,7 @@ enum mms_cmp_have {
 	MMS_CMP_HAVE_VMA = 1U << 2,		/* VMA ops as the kernel does them */
 	MMS_CMP_HAVE_VMA_INFERRED = 1U << 3,	/* VMA count changes per syscall */
 	MMS_CMP_HAVE_RMAP_BATCH = 1U << 4,	/* try_to_unmap batch sizes */
+	MMS_CMP_HAVE_SCORE = 1U << 5,		/* the run has a score (mms_compare_add_score) */
 };
 
 #define MMS_CMP_MAX_RUNS 64
@@ -77,6 +80,7 @@ struct mms_cmp_row {
 	enum mms_cmp_metric metric;
 	enum mms_cmp_unit unit;
 	bool lower_better;	/* a drop is an improvement (waits); false: no judgement */
+	bool higher_better;	/* a rise is an improvement (a throughput score) */
 	double rank;		/* the thing's weight, for choosing the top ones */
 	struct mms_cmp_side side[2];
 	double change_pct;	/* (new - base) / base * 100; NAN when undefined */
@@ -91,6 +95,10 @@ struct mms_compare {
 	unsigned int have[2][MMS_CMP_MAX_RUNS];	/* enum mms_cmp_have per run */
 	double secs[2][MMS_CMP_MAX_RUNS];	/* recorded seconds per run */
 	double alpha;		/* significance level, 0.05 */
+	/* The score's label, from the first run that has one. */
+	char score_name[64];
+	char score_unit[32];
+	bool score_lower;	/* lower is better (a time); else higher */
 	/* Results of mms_compare_finish(), in output order. */
 	struct mms_cmp_row *rows;
 	size_t nr, cap;
@@ -116,6 +124,12 @@ void mms_compare_free(struct mms_compare *c);
  */
 int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store *st,
 			unsigned int have);
+/*
+ * The benchmark's score of the run just added to side: one value, compared
+ * first, in the unit the first scored run gave.  -EINVAL without a run.
+ */
+int mms_compare_add_score(struct mms_compare *c, int side, const char *name, const char *unit,
+			  bool lower_better, double v);
 /* Computes statistics, keeps the selected and top rows, orders them. */
 int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o);
 
@@ -129,8 +143,8 @@ static inline bool mms_compare_significant(const struct mms_compare *c,
 }
 const char *mms_compare_group_name(enum mms_cmp_group g);
 /*
- * -k: a comma list of groups (totals, locks, callers, mmap_lock, vma, rmap,
- * all) and metric kinds (avg, rate, sum); either part empty means all.
+ * -k: a comma list of groups (score, totals, locks, callers, mmap_lock, vma,
+ * rmap, all) and metric kinds (avg, rate, sum); either part empty means all.
  */
 int mms_compare_parse_keys(const char *list, unsigned int *groups, unsigned int *metrics);
 /* What no run on either side measured, one line each ("" when nothing): for the header. */

@@ -26,7 +26,7 @@
 #include "mmscope/store.h"
 
 #define MMS_REC_MAJOR 1		/* readers refuse a newer major */
-#define MMS_REC_MINOR 1		/* newer minors only add what old readers may skip */
+#define MMS_REC_MINOR 2		/* newer minors only add what old readers may skip */
 
 /* Header flags. */
 enum mms_rec_flags {
@@ -39,6 +39,28 @@ struct mms_rec_family {
 	char source[32];	/* "lock-bpf" ..., "" when none worked */
 	char backend[16];	/* "bpf", "perf" ... */
 	char why[256];		/* when none: why not; else what it cannot measure, or "" */
+};
+
+/*
+ * One run of a series (`record --runs N`) and the benchmark's own score
+ * (--score, --score-file): the RUN block of format 1.2, written just before
+ * END.  present is false for a recording without one (older ones, plain
+ * `record`).  Strings from a file are bounded and free of control characters.
+ */
+struct mms_rec_run {
+	bool present;
+	uint32_t index, count;	/* run index of count (1-based); 0 of 0: not part of a series */
+	int32_t status;		/* the command's exit status (128 + signal), -1: unknown */
+	bool interrupted;	/* stopped by a signal before the command ended */
+	bool has_score;
+	bool lower_better;	/* the score: lower is better (elapsed time); else higher */
+	double score;
+	uint32_t matches;	/* output lines the regex matched (the last one counts) */
+	char text[32];		/* the score as the benchmark printed it */
+	char name[64];		/* "Execl Throughput" */
+	char unit[32];		/* "lps", "execs/s"; "" when unknown */
+	char source[192];	/* "regex '...'", "file /path" */
+	char error[256];	/* no score: why ("no line of the output matched ...") */
 };
 
 /* What the header says, plus what the reader found. */
@@ -76,6 +98,8 @@ struct mms_rec_info {
 	bool damaged;		/* reading stopped at a bad or truncated block */
 	uint64_t damaged_at;	/* file offset of that block */
 	char damage[256];	/* what was wrong with it */
+
+	struct mms_rec_run run;	/* the RUN block, if any (format 1.2) */
 };
 
 /* ---- Writing ---- */
@@ -120,6 +144,11 @@ int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, 
  */
 int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 		       const struct mms_interval *iv);
+/*
+ * Appends the RUN block (the run's place in its series and its score) in one
+ * write(); call it once, just before close.  Errors as mms_recorder_write().
+ */
+int mms_recorder_put_run(struct mms_recorder *r, const struct mms_rec_run *run);
 /* Writes the END block (with reason, "" for a normal end), syncs, closes. */
 int mms_recorder_close(struct mms_recorder *r, const char *reason);
 void mms_recorder_destroy(struct mms_recorder *r);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "mmscope/query.h"
+#include "mmscope/recording.h"
 #include "mmscope/source.h"
 #include "mmscope/store.h"
 
@@ -44,7 +45,14 @@ struct mms_report_meta {
 	const char *fam_why[MMS_FAM_NR];	/* why none; with a source: its note, or NULL */
 	const char *message;	/* "process 42 exited", or NULL */
 	uint64_t evicted;	/* intervals that fell out of the store */
+	const struct mms_rec_run *run;	/* a recording's run and score, or NULL */
 };
+
+/*
+ * A recording's run and score as a JSON object ("null" without a RUN block),
+ * for report --json and info --json.
+ */
+void mms_report_run_json(FILE *f, const struct mms_rec_run *run);
 
 /* Prints the report over every interval in the store. */
 int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,

@@ -192,6 +192,107 @@ static void test_statistics(void **state)
 }
 
 /*
+ * The benchmark's score, compared first: the seed mail's Execl table (3
+ * runs a side here: 3494.5 3511.5 3528.5 against 4047.4 4069.0 4090.6), with
+ * the lock rows after it; a side without scores is n/a, not a zero.
+ */
+static void test_score(void **state)
+{
+	static const double base[] = { 3494.5, 3511.5, 3528.5 }, new_v[] = { 4047.4, 4069.0,
+									      4090.6 };
+	const struct mms_cmp_row *r;
+	struct mms_compare c;
+	char v[64], *txt, *json;
+
+	(void)state;
+	mms_compare_init(&c, "v7.3-rc4", "+ patch");
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 3; k++) {
+			struct mms_store *st = new_store();
+			uint32_t l = lock(st, MMS_LOCK_I_MMAP, 0x1000 + (uint64_t)k, "i_mmap_rwsem",
+					  "/bin/sh", 0, NULL);
+
+			begin(st, 0);
+			wait(st, l, stack(st, "vma_prepare+0x1d5"), (uint64_t)(9 + s) * MS, 2);
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK);
+			assert_int_equal(mms_compare_add_score(&c, s, "Execl Throughput", "lps",
+							       false, (s ? new_v : base)[k]), 0);
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = &c.rows[0];	/* first */
+	assert_int_equal(r->group, MMS_CMP_SCORE);
+	assert_string_equal(r->name, "Execl Throughput");
+	assert_string_equal(r->what, "lps");
+	assert_true(r->higher_better && !r->lower_better);
+	assert_int_equal(r->side[0].st.n, 3);
+	assert_close(r->side[0].st.mean, 3511.5, 1e-9);
+	assert_close(r->side[0].st.stdev, 17, 1e-9);	/* deviations -17 0 17 */
+	assert_close(r->side[0].st.min, 3494.5, 1e-9);
+	assert_close(r->side[0].st.max, 3528.5, 1e-9);
+	assert_close(r->side[1].st.mean, 4069.0, 1e-9);
+	assert_close(r->change_pct, (4069.0 - 3511.5) / 3511.5 * 100, 1e-9);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "significant");
+	assert_int_equal(count_rows(&c, MMS_CMP_SCORE, NULL), 1);
+	assert_non_null(row(&c, MMS_CMP_LOCKS, "i_mmap_rwsem (/bin/sh)", "avg wait"));
+	txt = text_of(&c, 0);
+	assert_non_null(strstr(txt, "\nExecl Throughput: lps, higher is better\n"));
+	assert_non_null(strstr(txt, "3511.50    0.48%      3494.50      3528.50"));
+	assert_non_null(strstr(txt, "+15.88%    significant"));
+	/* The score block comes before every lock block. */
+	assert_true(strstr(txt, "Execl Throughput") < strstr(txt, "i_mmap_rwsem"));
+	for (char *line = txt, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		assert_true(nl - line <= 80);
+	json = text_of(&c, 1);
+	assert_non_null(strstr(json, "\"group\": \"score\", \"name\": \"Execl Throughput\", "
+			       "\"metric\": \"lps\", \"kind\": \"score\", \"unit\": \"score\", "
+			       "\"lower_is_better\": false, \"higher_is_better\": true"));
+	free(txt);
+	free(json);
+	/* -k score alone, and -k locks leaves it out. */
+	{
+		struct mms_compare_opts o = { .groups = MMS_CMP_LOCKS };
+
+		assert_int_equal(mms_compare_finish(&c, &o), 0);
+		assert_int_equal(count_rows(&c, MMS_CMP_SCORE, NULL), 0);
+		assert_int_equal(mms_compare_parse_keys("score", &o.groups, &o.metrics), 0);
+		assert_int_equal(o.groups, MMS_CMP_SCORE);
+		assert_int_equal(mms_compare_finish(&c, &o), 0);
+		assert_int_equal(c.nr, 1);
+	}
+	mms_compare_free(&c);
+
+	/* Lower is better (a time); one side without scores is n/a on that side. */
+	mms_compare_init(&c, NULL, NULL);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 2; k++) {
+			struct mms_store *st = new_store();
+
+			begin(st, 0);
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK);
+			if (!s)
+				assert_int_equal(mms_compare_add_score(&c, s, "elapsed", "s", true,
+								       10 + k), 0);
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = &c.rows[0];
+	assert_int_equal(r->group, MMS_CMP_SCORE);
+	assert_true(r->lower_better && !r->higher_better);
+	assert_true(r->side[1].na);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "n/a on new");
+	txt = text_of(&c, 0);
+	assert_non_null(strstr(txt, "elapsed: s, lower is better"));
+	free(txt);
+	/* No run to score, or a score that is not a number. */
+	assert_int_equal(mms_compare_add_score(&c, 0, "x", "", false, NAN), -EINVAL);
+	mms_compare_free(&c);
+	mms_compare_init(&c, NULL, NULL);
+	assert_int_equal(mms_compare_add_score(&c, 0, "x", "", false, 1), -EINVAL);
+	mms_compare_free(&c);
+}
+
+/*
  * Per run, avg wait is total / count over every key of a name, not the mean
  * of per-key averages: 10 waits of 1 ms on one task_struct and 30 of 3 ms on
  * another are 100 ms over 40 waits, 2.5 ms (the mean of averages says 2 ms).
@@ -442,6 +543,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_statistics),
+		cmocka_unit_test(test_score),
 		cmocka_unit_test(test_avg_over_merged),
 		cmocka_unit_test(test_match_by_name),
 		cmocka_unit_test(test_na_and_zero),

@@ -489,6 +489,97 @@ static void test_unknown_block(void **state)
 }
 
 /*
+ * The RUN block (format 1.2): a run of a series and its score come back as
+ * written; a file without one (every older one) says so; a RUN block that
+ * lies (run 4 of 3, a NaN score) is damage, not a number in a table.
+ */
+static void test_run_block(void **state)
+{
+	struct mms_rec_run run = { .index = 2, .count = 3, .status = 0, .has_score = true,
+				   .lower_better = true, .score = 3511.5, .matches = 4 };
+	const struct mms_rec_info *in;
+	struct mms_store_opts so = { .window = 8 };
+	struct mms_recording *rec;
+	struct mms_recorder *r;
+	struct mms_rec_meta m;
+	struct mms_store *st;
+	struct written w;
+	size_t len, len2;
+	uint8_t *buf, *b2;
+	char err[256];
+
+	(void)state;
+	strcpy(run.text, "3511.5");
+	strcpy(run.name, "Execl Throughput");
+	strcpy(run.unit, "lps");
+	strcpy(run.source, "regex 'x ([0-9.]+)'");
+	meta_init(&m);
+	unlink(path);
+	assert_int_equal(mms_store_create(&so, &st), 0);
+	assert_int_equal(mms_recorder_create(path, &m, 0, &r, err, sizeof(err)), 0);
+	fill(st, 0, 0, true);
+	assert_int_equal(mms_recorder_write(r, st, mms_store_latest(st)), 0);
+	assert_int_equal(mms_recorder_put_run(r, &run), 0);
+	assert_int_equal(mms_recorder_close(r, ""), 0);
+	mms_recorder_destroy(r);
+	mms_store_destroy(st);
+	assert_int_equal(mms_recording_open(path, &rec, err, sizeof(err)), 0);
+	in = mms_recording_info(rec);
+	assert_int_equal(in->minor, 2);
+	assert_true(in->closed && !in->damaged);
+	assert_int_equal(in->unknown_blocks, 0);
+	assert_true(in->run.present && in->run.has_score && in->run.lower_better);
+	assert_false(in->run.interrupted);
+	assert_true(in->run.score == 3511.5);
+	assert_int_equal(in->run.index, 2);
+	assert_int_equal(in->run.count, 3);
+	assert_int_equal(in->run.status, 0);
+	assert_int_equal(in->run.matches, 4);
+	assert_string_equal(in->run.text, "3511.5");
+	assert_string_equal(in->run.name, "Execl Throughput");
+	assert_string_equal(in->run.unit, "lps");
+	assert_string_equal(in->run.source, "regex 'x ([0-9.]+)'");
+	assert_int_equal(mms_recording_count(rec), 1);
+	mms_recording_close(rec);
+
+	/* Without a RUN block: no run, no score (and nothing else changes). */
+	write_file(&w, 2, 0, 600, true);
+	buf = slurp(&len);
+	assert_int_equal(mms_recording_open_mem(buf, len, &rec, err, sizeof(err)), 0);
+	assert_false(mms_recording_info(rec)->run.present);
+	assert_false(mms_recording_info(rec)->run.has_score);
+	check_contents(rec, &w, 2);
+	mms_recording_close(rec);
+
+	/* Lies: run 4 of 3; a score flag with a NaN.  Reading stops there, saying so. */
+	{
+		static const uint8_t liar[] = { 1, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
+						2, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0 };
+		static const uint8_t nan_score[] = {
+			4, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0,
+			5, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f,
+		};
+
+		b2 = insert_raw(buf, len, w.size[2], 8, 0, liar, sizeof(liar), &len2);
+		assert_int_equal(mms_recording_open_mem(b2, len2, &rec, err, sizeof(err)), 0);
+		assert_true(mms_recording_info(rec)->damaged);
+		assert_non_null(strstr(mms_recording_info(rec)->damage, "malformed run block"));
+		assert_false(mms_recording_info(rec)->run.present);
+		assert_int_equal(mms_recording_count(rec), 2);	/* the intervals before it */
+		mms_recording_close(rec);
+		free(b2);
+		b2 = insert_raw(buf, len, w.size[2], 8, 0, nan_score, sizeof(nan_score), &len2);
+		assert_int_equal(mms_recording_open_mem(b2, len2, &rec, err, sizeof(err)), 0);
+		assert_true(mms_recording_info(rec)->damaged);
+		assert_false(mms_recording_info(rec)->run.has_score);
+		mms_recording_close(rec);
+		free(b2);
+	}
+	free(buf);
+	written_free(&w);
+}
+
+/*
  * A packed interval (one lock row) whose varints are given; the fixed part
  * says 40 histogram slots and the fixed layout's row sizes.
  */
@@ -789,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_unknown_block),
+		cmocka_unit_test(test_run_block),
 		cmocka_unit_test(test_packed_malformed),
 		cmocka_unit_test(test_file_safety),
 		cmocka_unit_test(test_write_error),
