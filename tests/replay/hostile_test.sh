@@ -12,7 +12,9 @@
 #
 #   hostile_test.sh MMSCOPE
 #
-# MMSCOPE_WRAP, when set, prefixes every mmscope run (as in info_fixtures.sh).
+# MMSCOPE_WRAP, when set, prefixes every mmscope run (as in info_fixtures.sh);
+# the RSS and CPU measured are then the wrapper's (valgrind's), so they are
+# printed but not held to the limits.
 set -u
 
 mmscope=$1
@@ -47,8 +49,10 @@ run() {
 	cpu=$(echo "$u + $s" | bc)
 	printf '%-10s %-22s %8s KB %6s s  exit %s\n' "${name%.mmscope}" "$*" "$rss" "$cpu" "$rc" |
 		sed "s|$dir/||g"
-	[ "$rss" -le $max_kb ] 2>/dev/null || fail "$name: $* took $rss KB of RSS (limit $max_kb)"
-	[ "$(echo "$cpu <= $max_cpu" | bc)" = 1 ] || fail "$name: $* took $cpu s of CPU"
+	if [ -z "${MMSCOPE_WRAP:-}" ]; then
+		[ "$rss" -le $max_kb ] 2>/dev/null || fail "$name: $* took $rss KB of RSS (limit $max_kb)"
+		[ "$(echo "$cpu <= $max_cpu" | bc)" = 1 ] || fail "$name: $* took $cpu s of CPU"
+	fi
 	if [ "${check_text:-1}" = 1 ]; then
 		python3 - "$dir/out" "$dir/err" <<-'EOF' ||
 		import re, sys
