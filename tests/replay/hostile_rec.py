@@ -14,6 +14,8 @@ Each shape is one a review of the reader found (or one next to it):
   rowsize     a packed INTERVAL of 16,384 rows claiming 65,536 bytes per row
   bigrows     packed intervals of a million rows each
   manyrows    packed intervals of 250,000 rows each (each fits the memory budget)
+  distinct    packed intervals of 65,536 metric rows of distinct keys: as many as a
+              report's store keeps of an interval, none merged
   fixedrows   fixed-layout intervals of 512 rows of 65,536 bytes, compressed zeros
   endbomb     END blocks of 32 MiB of unknown fields, compressed zeros
   leftover    an interval followed by bytes no field accounts for
@@ -81,6 +83,15 @@ def packed_zero_rows(seq, n_locks, lock_rs=LOCK_RS):
     return iv_prefix(seq, n_locks, 0, lock_rs) + bytes(9 * n_locks)
 
 
+def varint(v):
+    out = bytearray()
+    while True:
+        out.append(v & 0x7F | (0x80 if v >> 7 else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
 def shapes():
     out = {}
     pad = struct.pack("<I", 0) + bytes((32 << 20) - 4)
@@ -100,6 +111,9 @@ def shapes():
         block(INTERVAL, packed_zero_rows(i, 1 << 20), ZSTD | PACKED) for i in range(20))
     out["manyrows"] = header() + b"".join(
         block(INTERVAL, packed_zero_rows(i, 250000), ZSTD | PACKED) for i in range(40))
+    n = 65536
+    rows = bytes(2 * n) + b"".join(varint(i) for i in range(n)) + bytes(5 * n)
+    out["distinct"] = header() + block(INTERVAL, iv_prefix(0, 0, n) + rows, ZSTD | PACKED) * 8
     # One interval again and again (the reader does not check seqs).
     out["fixedrows"] = header() + block(
         INTERVAL, iv_prefix(0, 511, 0, 65536) + bytes(511 * 65536), ZSTD) * 40
