@@ -327,8 +327,10 @@ static int read_blocks(struct mms_recording *rec, struct rd *r)
 	uint32_t stored;
 	int e;
 
+	/* The file header first: a file the reader refuses is not read further. */
 	e = need(r, REC_FILE_HDR);
-	if (e || r->got < REC_FILE_HDR || memcmp(r->buf, REC_MAGIC, REC_MAGIC_LEN))
+	if (e || r->got < REC_FILE_HDR || memcmp(r->buf, REC_MAGIC, REC_MAGIC_LEN) ||
+	    !rec_rd16(r->buf + 8) || rec_rd16(r->buf + 8) > MMS_REC_MAJOR)
 		return e;
 	off = rec_rd32(r->buf + 12);
 	if (off > REC_MAX_PAYLOAD)
