@@ -3,8 +3,9 @@
  * The recording reader (docs/FORMAT.md).  Opening checks every block (CRC,
  * decompression, record sizes, references) and indexes intervals and
  * definitions; it stops at the first bad or truncated block and keeps what
- * came before.  Feeding intervals into a store is rec_feed.c.  Files come
- * from anywhere: every length is checked before it is used.
+ * came before.  Reading the file, payloads and the budget every open keeps
+ * are rec_input.c; feeding intervals into a store is rec_feed.c.  Files
+ * come from anywhere: every length is checked before it is used.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,32 +21,13 @@
 
 /* ---- Blocks ---- */
 
-static bool damage(struct mms_recording *rec, size_t off, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static bool damage(struct mms_recording *rec, size_t off, const char *fmt, ...)
-{
-	size_t n;
-	va_list ap;
-
-	rec->info.damaged = true;
-	rec->info.damaged_at = off;
-	n = (size_t)snprintf(rec->info.damage, sizeof(rec->info.damage), "block at byte %zu: ",
-			     off);
-	va_start(ap, fmt);
-	if (n < sizeof(rec->info.damage))
-		vsnprintf(rec->info.damage + n, sizeof(rec->info.damage) - n, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
 static bool read_block(struct mms_recording *rec, size_t off, struct blk *bk)
 {
 	size_t left = rec->len - off;
 	const uint8_t *h = rec->buf + off;
 
 	if (left < REC_BLOCK_HDR)
-		return damage(rec, off, "cut short: %zu of its 16 header bytes are there", left);
+		return rec_damage(rec, off, "cut short: %zu of its 16 header bytes are there", left);
 	bk->off = off;
 	bk->type = rec_rd16(h);
 	bk->flags = rec_rd16(h + 2);
@@ -53,191 +35,23 @@ static bool read_block(struct mms_recording *rec, size_t off, struct blk *bk)
 	bk->raw = rec_rd32(h + 8);
 	bk->payload = h + REC_BLOCK_HDR;
 	if (bk->stored > REC_MAX_PAYLOAD || bk->raw > REC_MAX_PAYLOAD)
-		return damage(rec, off, "claims %u bytes, more than any block holds", bk->stored);
+		return rec_damage(rec, off, "claims %u bytes, more than any block holds", bk->stored);
 	if (bk->stored > left - REC_BLOCK_HDR)
-		return damage(rec, off, "cut short: %zu of its %u bytes are there",
-			      left - REC_BLOCK_HDR, bk->stored);
+		return rec_damage(rec, off, "cut short: %zu of its %u bytes are there",
+				  left - REC_BLOCK_HDR, bk->stored);
 	/*
 	 * The fuzzer's build takes any checksum, so that mutated payloads reach
 	 * the decoders behind it (the CRC test itself is in test_recording).
 	 */
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-	if (rec_crc(h, bk->payload, bk->stored) != rec_rd32(h + 12))
-		return damage(rec, off, "checksum mismatch (the bytes were changed)");
+	/* Blocks read from a file had theirs checked as they were read. */
+	if (off + REC_BLOCK_HDR + bk->stored > rec->crc_ok &&
+	    rec_crc(h, bk->payload, bk->stored) != rec_rd32(h + 12))
+		return rec_damage(rec, off, "checksum mismatch (the bytes were changed)");
 #endif
 	if (!(bk->flags & REC_BF_ZSTD) && bk->raw != bk->stored)
-		return damage(rec, off, "sizes disagree in an uncompressed block");
+		return rec_damage(rec, off, "sizes disagree in an uncompressed block");
 	return true;
-}
-
-/* The raw payload of a block: in place, or decompressed into dst (raw bytes). */
-static bool unpack(struct mms_recording *rec, const struct blk *bk, uint8_t *dst)
-{
-	unsigned long long fcs;
-	size_t n;
-
-	fcs = ZSTD_getFrameContentSize(bk->payload, bk->stored);
-	if (fcs != bk->raw)
-		return damage(rec, bk->off, "compressed data does not match its size");
-	n = ZSTD_decompressDCtx(rec->dctx, dst, bk->raw, bk->payload, bk->stored);
-	if (ZSTD_isError(n) || n != bk->raw)
-		return damage(rec, bk->off, "compressed data is corrupt (%s)",
-			      ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
-	return true;
-}
-
-static uint8_t *scratch(struct mms_recording *rec, size_t n)
-{
-	if (n + 1 > rec->scratch_cap) {
-		uint8_t *p = realloc(rec->scratch, n + 1);
-
-		if (!p)
-			return NULL;
-		rec->scratch = p;
-		rec->scratch_cap = n + 1;
-	}
-	return rec->scratch;
-}
-
-/* Payload of bk for reading now: in the file, or in scratch. */
-const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk)
-{
-	uint8_t *d;
-
-	if (!(bk->flags & REC_BF_ZSTD))
-		return bk->payload;
-	d = scratch(rec, bk->raw);
-	if (!d) {
-		damage(rec, bk->off, "out of memory");
-		return NULL;
-	}
-	return unpack(rec, bk, d) ? d : NULL;
-}
-
-/*
- * One column of statistics (the writer's put_stat_cols) into the rows at
- * first, stride bytes apart: count, total, min, max - min, non-empty slots,
- * then (gap, value) per non-empty slot.  The slot counts wait in the first
- * slot until the pairs are read.
- */
-static void unpack_stat_cols(struct rec_cur *c, uint8_t *first, size_t stride, uint32_t n,
-			     uint32_t slots)
-{
-	uint8_t *r;
-	uint32_t i;
-
-	for (int f = 0; f < 3; f++)
-		for (i = 0, r = first; i < n; i++, r += stride)
-			rec_le64(r + 8 * f, rec_get_varint(c));
-	for (i = 0, r = first; i < n; i++, r += stride)	/* max - min, modulo 2^64 as written */
-		rec_le64(r + 24, rec_rd64(r + 16) + rec_get_varint(c));
-	for (i = 0, r = first; i < n; i++, r += stride) {
-		uint64_t nz = rec_get_varint(c);
-
-		if (nz > slots)
-			c->bad = true;
-		rec_le32(r + REC_STAT_FIXED, (uint32_t)nz);
-	}
-	for (i = 0, r = first; i < n && !c->bad; i++, r += stride) {
-		uint32_t nz = rec_rd32(r + REC_STAT_FIXED);
-		uint64_t k = 0;
-
-		rec_le32(r + REC_STAT_FIXED, 0);
-		for (uint32_t j = 0; j < nz && !c->bad; j++, k++) {
-			uint64_t v;
-
-			k += rec_get_varint(c);
-			v = rec_get_varint(c);
-			if (k >= slots || v > UINT32_MAX) {
-				c->bad = true;
-				break;
-			}
-			rec_le32(r + REC_STAT_FIXED + 4 * k, (uint32_t)v);
-		}
-	}
-}
-
-/* n key columns of u32 (varints) into the rows at first. */
-static void unpack_keys(struct rec_cur *c, uint8_t *first, size_t stride, uint32_t n, int keys)
-{
-	for (int f = 0; f < keys; f++) {
-		uint8_t *r = first + 4 * f;
-
-		for (uint32_t i = 0; i < n; i++, r += stride) {
-			uint64_t v = rec_get_varint(c);
-
-			if (v > UINT32_MAX)
-				c->bad = true;
-			rec_le32(r, (uint32_t)v);
-		}
-	}
-}
-
-/* A packed interval (docs/FORMAT.md) in the fixed layout; why says what failed. */
-static const uint8_t *unpack_iv(struct mms_recording *rec, const uint8_t *p, size_t n,
-				size_t *out_n, const char **why)
-{
-	struct rec_cur c = { .p = p, .len = n };
-	uint32_t n_lost, slots, lock_rs, n_locks, metric_rs, n_metrics, stat_size;
-	size_t hdr, rows;
-	uint8_t *o;
-
-	*why = "malformed interval";
-	rec_get(&c, 28);	/* seq, start, duration, flags */
-	n_lost = rec_get_u32(&c);
-	if (n_lost > REC_MAX_LOST)
-		return NULL;
-	rec_get(&c, 8 * (size_t)n_lost);
-	slots = rec_get_u32(&c);
-	lock_rs = rec_get_u32(&c);
-	n_locks = rec_get_u32(&c);
-	metric_rs = rec_get_u32(&c);
-	n_metrics = rec_get_u32(&c);
-	if (c.bad || !slots || slots > REC_MAX_HIST)
-		return NULL;
-	stat_size = REC_STAT_FIXED + 4 * slots;
-	if (lock_rs < REC_LOCK_KEY + stat_size || lock_rs > 65536 ||
-	    metric_rs < REC_METRIC_KEY + stat_size || metric_rs > 65536)
-		return NULL;
-	/* Every row has at least a byte per column: bounds what a claim costs. */
-	if ((uint64_t)n_locks * 9 + (uint64_t)n_metrics * 8 > rec_left(&c))
-		return NULL;
-	hdr = c.off;
-	rows = (size_t)n_locks * lock_rs + (size_t)n_metrics * metric_rs;
-	rec->unpacked.len = 0;
-	rec->unpacked.oom = false;
-	o = rec_buf_reserve(&rec->unpacked, hdr + rows);
-	if (!o) {
-		*why = "out of memory";
-		return NULL;
-	}
-	memcpy(o, p, hdr);
-	memset(o + hdr, 0, rows);
-	unpack_keys(&c, o + hdr, lock_rs, n_locks, REC_LOCK_KEY / 4);
-	unpack_stat_cols(&c, o + hdr + REC_LOCK_KEY, lock_rs, n_locks, slots);
-	o += hdr + (size_t)n_locks * lock_rs;
-	unpack_keys(&c, o, metric_rs, n_metrics, REC_METRIC_KEY / 4);
-	unpack_stat_cols(&c, o + REC_METRIC_KEY, metric_rs, n_metrics, slots);
-	if (c.bad)
-		return NULL;
-	*out_n = hdr + rows;
-	return rec->unpacked.p;
-}
-
-const uint8_t *rec_iv_payload(struct mms_recording *rec, const struct blk *bk, size_t *n)
-{
-	const uint8_t *p = rec_payload_tmp(rec, bk);
-	const char *why;
-
-	if (!p)
-		return NULL;
-	*n = bk->raw;
-	if (!(bk->flags & REC_BF_PACKED))
-		return p;
-	p = unpack_iv(rec, p, bk->raw, n, &why);
-	if (!p)
-		damage(rec, bk->off, "%s", why);
-	return p;
 }
 
 /* ---- Header and END ---- */
@@ -344,14 +158,29 @@ static bool parse_fields(struct mms_recording *rec, const uint8_t *p, size_t n, 
 
 /* ---- Definitions ---- */
 
-static int add_def(struct mms_recording *rec, uint32_t tab, uint32_t fid, const uint8_t *p,
-		   uint32_t len)
+/* A why of the parsers below: the damage is recorded already (a budget said no). */
+static const char recorded[] = "";
+
+/*
+ * What a definition costs beyond its bytes: its entry, and its share of the
+ * index rec_feed.c builds (run_start, by_id, sid and a run number each).
+ */
+#define DEF_COST (sizeof(struct def) + 3 * sizeof(uint32_t) + sizeof(struct def_sid))
+/* An id map entry (key, value) at the lowest load a map grows to: a quarter. */
+#define IDMAP_COST (4 * 2 * sizeof(uint32_t))
+
+static int add_def(struct mms_recording *rec, size_t off, uint32_t tab, uint32_t fid,
+		   const uint8_t *p, uint32_t len)
 {
 	struct def *d;
 
+	if (!rec_charge_mem(rec, off, IDMAP_COST))
+		return -ENOSPC;
 	if (rec->nr_defs == rec->cap_defs) {
 		uint32_t cap = rec->cap_defs ? rec->cap_defs * 2 : 256;
 
+		if (!rec_charge_mem(rec, off, (uint64_t)(cap - rec->cap_defs) * DEF_COST))
+			return -ENOSPC;
 		d = realloc(rec->defs, cap * sizeof(*d));
 		if (!d)
 			return -ENOMEM;
@@ -375,8 +204,8 @@ static void check_ref(struct mms_recording *rec, enum mms_table t, uint32_t fid)
 		rec->info.dangling++;
 }
 
-static const char *parse_defs(struct mms_recording *rec, uint16_t type, const uint8_t *p,
-			      size_t n)
+static const char *parse_defs(struct mms_recording *rec, size_t off, uint16_t type,
+			      const uint8_t *p, size_t n)
 {
 	struct rec_cur c = { .p = p, .len = n };
 	uint32_t count = rec_get_u32(&c), rs = 0, min = 8;
@@ -402,7 +231,7 @@ static const char *parse_defs(struct mms_recording *rec, uint16_t type, const ui
 	}
 	if (rs && (rs < min || rs > 4096))
 		return "record size out of range";
-	if (c.bad || count > rec_left(&c) / min)
+	if (c.bad || count > rec_left(&c) / (rs > min ? rs : min))
 		return "more records than bytes";
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t fid = rec_get_u32(&c), len;
@@ -438,8 +267,19 @@ static const char *parse_defs(struct mms_recording *rec, uint16_t type, const ui
 			for (uint32_t k = 0; k < nr; k++)
 				check_ref(rec, MMS_TAB_STR, rec_rd32(r + 4 + nr * 8 + k * 4));
 		}
-		if (add_def(rec, t, fid, r, len))
+		switch (add_def(rec, off, t, fid, r, len)) {
+		case 0:
+			break;
+		case -ENOSPC:
+			return recorded;
+		default:
 			return "out of memory";
+		}
+	}
+	if (rec_left(&c)) {
+		snprintf(rec->why, sizeof(rec->why), "%zu bytes after the last record",
+			 rec_left(&c));
+		return rec->why;
 	}
 	return NULL;
 }
@@ -451,6 +291,9 @@ static const uint8_t *keep_payload(struct mms_recording *rec, const struct blk *
 
 	if (!(bk->flags & REC_BF_ZSTD))
 		return bk->payload;
+	/* Charged whole: leftover bytes are damage, so the block is its records. */
+	if (!rec_charge_mem(rec, bk->off, (uint64_t)bk->raw + 1 + sizeof(*k)))
+		return NULL;
 	if (rec->nr_keep == rec->cap_keep) {
 		uint32_t cap = rec->cap_keep ? rec->cap_keep * 2 : 64;
 
@@ -464,16 +307,16 @@ static const uint8_t *keep_payload(struct mms_recording *rec, const struct blk *
 	if (!d)
 		goto err_oom;
 	rec->keep[rec->nr_keep++] = d;
-	return unpack(rec, bk, d) ? d : NULL;
+	return rec_unpack(rec, bk, d) ? d : NULL;
 
 err_oom:
-	damage(rec, bk->off, "out of memory");
+	rec_damage(rec, bk->off, "out of memory");
 	return NULL;
 }
 
 /* ---- Intervals ---- */
 
-bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
+const char *rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
 {
 	struct rec_cur c = { .p = p, .len = n };
 	uint32_t n_lost, stat_size;
@@ -486,7 +329,7 @@ bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
 	v->meta.flags = rec_get_u32(&c);
 	n_lost = rec_get_u32(&c);
 	if (n_lost > REC_MAX_LOST)
-		return false;
+		return "malformed interval";
 	for (uint32_t i = 0; i < n_lost; i++) {
 		uint64_t x = rec_get_u64(&c);
 
@@ -499,17 +342,19 @@ bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
 	v->metric_rs = rec_get_u32(&c);
 	v->meta.n_metrics = rec_get_u32(&c);
 	if (c.bad || !v->slots || v->slots > REC_MAX_HIST)
-		return false;
+		return "malformed interval";
 	stat_size = REC_STAT_FIXED + 4 * v->slots;
 	if (v->lock_rs < REC_LOCK_KEY + stat_size || v->lock_rs > 65536 ||
 	    v->metric_rs < REC_METRIC_KEY + stat_size || v->metric_rs > 65536)
-		return false;
+		return "malformed interval";
 	need = (uint64_t)v->meta.n_locks * v->lock_rs + (uint64_t)v->meta.n_metrics * v->metric_rs;
 	if (need > rec_left(&c))
-		return false;
+		return "malformed interval";
+	if (need < rec_left(&c))
+		return "bytes after the last row";
 	v->locks = p + c.off;
 	v->metrics = v->locks + (size_t)v->meta.n_locks * v->lock_rs;
-	return true;
+	return NULL;
 }
 
 static const char *scan_interval(struct mms_recording *rec, const struct blk *bk,
@@ -517,9 +362,15 @@ static const char *scan_interval(struct mms_recording *rec, const struct blk *bk
 {
 	struct iv_view v;
 	struct iv_ent *e;
+	const char *why;
 
-	if (!rec_parse_iv(p, n, &v))
-		return "malformed interval";
+	why = rec_parse_iv(p, n, &v);
+	if (why)
+		return why;
+	/* Packed rows were charged as they were unpacked. */
+	if (!(bk->flags & REC_BF_PACKED) && !rec_charge_rows(rec, bk->off,
+			(uint64_t)v.meta.n_locks + v.meta.n_metrics))
+		return recorded;
 	for (uint32_t i = 0; i < v.meta.n_locks; i++) {
 		const uint8_t *r = v.locks + (size_t)i * v.lock_rs;
 
@@ -536,6 +387,8 @@ static const char *scan_interval(struct mms_recording *rec, const struct blk *bk
 	if (rec->nr_ivs == rec->cap_ivs) {
 		uint32_t cap = rec->cap_ivs ? rec->cap_ivs * 2 : 256;
 
+		if (!rec_charge_mem(rec, bk->off, (uint64_t)(cap - rec->cap_ivs) * sizeof(*e)))
+			return recorded;
 		e = realloc(rec->ivs, cap * sizeof(*e));
 		if (!e)
 			return "out of memory";
@@ -571,11 +424,11 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 		return true;
 	}
 	if (bk->flags & ~REC_BF_KNOWN)
-		return damage(rec, bk->off, "encoded in a way this mmscope does not know "
-			      "(flags %#x): read it with a newer mmscope", bk->flags);
+		return rec_damage(rec, bk->off, "encoded in a way this mmscope does not know "
+				  "(flags %#x): read it with a newer mmscope", bk->flags);
 	switch (bk->type) {
 	case REC_B_HEADER:
-		return damage(rec, bk->off, "a second header");
+		return rec_damage(rec, bk->off, "a second header");
 	case REC_B_INTERVAL:
 		p = rec_iv_payload(rec, bk, &n);
 		if (!p)
@@ -601,12 +454,12 @@ static bool scan_block(struct mms_recording *rec, const struct blk *bk)
 		p = keep_payload(rec, bk);
 		if (!p)
 			return false;
-		why = parse_defs(rec, bk->type, p, bk->raw);
+		why = parse_defs(rec, bk->off, bk->type, p, bk->raw);
 		break;
 	}
-	if (why)
-		return damage(rec, bk->off, "%s", why);
-	return true;
+	if (why && why != recorded)
+		return rec_damage(rec, bk->off, "%s", why);
+	return !why;
 }
 
 static int scan(struct mms_recording *rec, char *errbuf, size_t errlen)
@@ -618,7 +471,7 @@ static int scan(struct mms_recording *rec, char *errbuf, size_t errlen)
 	size_t off;
 	const uint8_t *p;
 
-	in->file_bytes = rec->len;
+	in->file_bytes = rec->file_size;
 	if (!rec->len) {
 		snprintf(errbuf, errlen, "empty file, not a recording");
 		return -EINVAL;
@@ -658,6 +511,7 @@ static int scan(struct mms_recording *rec, char *errbuf, size_t errlen)
 	in->blocks = 1;
 	in->raw_bytes = bk.raw;
 	in->good_bytes = off;
+	rec->scanning = true;
 	while (off < rec->len) {
 		if (!read_block(rec, off, &bk) || !scan_block(rec, &bk))
 			break;
@@ -666,25 +520,40 @@ static int scan(struct mms_recording *rec, char *errbuf, size_t errlen)
 		in->raw_bytes += bk.raw;
 		in->good_bytes = off;
 	}
+	rec->scanning = false;
 	for (int t = 0; t < MMS_TAB_NR; t++)
 		rec_idmap_free(&rec->defined[t]);
 	return 0;
 }
 
+static struct mms_recording *rec_alloc(void)
+{
+	struct mms_recording *rec = calloc(1, sizeof(*rec));
+
+	if (rec && !(rec->dctx = ZSTD_createDCtx())) {
+		free(rec);
+		return NULL;
+	}
+	if (rec)
+		rec->refs = 1;
+	return rec;
+}
+
 int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **out,
 			   char *errbuf, size_t errlen)
 {
-	struct mms_recording *rec = calloc(1, sizeof(*rec));
+	struct mms_recording *rec = rec_alloc();
 	int err;
 
-	if (!rec || !(rec->dctx = ZSTD_createDCtx())) {
-		free(rec);
+	if (!rec) {
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rec->refs = 1;
 	rec->buf = buf;
 	rec->len = len;
+	rec->file_size = len;
+	rec_budget_init(&rec->bud, len);
+	rec->bud.mem = len;
 	err = scan(rec, errbuf, errlen);
 	if (err) {
 		mms_recording_close(rec);
@@ -695,41 +564,16 @@ int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **o
 }
 
 /*
- * Reads the whole file: a mapping would SIGBUS if the recorder cut the file
- * back (disk full) while we read it.  Recordings are megabytes, not gigabytes.
+ * Read, not mapped: a mapping would SIGBUS if the recorder cut the file back
+ * (disk full) while we read it.  Read block by block (rec_input.c), so a
+ * damaged tail or a hole costs nothing.
  */
-static int slurp(int fd, size_t size, uint8_t **out, size_t *len)
-{
-	uint8_t *buf = malloc(size ? size : 1);
-	size_t got = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	while (got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(buf);
-			return -errno;
-		}
-		if (!n)
-			break;	/* shorter than fstat said: use what is there */
-		got += (size_t)n;
-	}
-	*out = buf;
-	*len = got;
-	return 0;
-}
-
 int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
 		       size_t errlen)
 {
+	struct mms_recording *rec;
 	char why[384];
 	struct stat sb;
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -743,24 +587,31 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 		snprintf(errbuf, errlen, "%s is not a regular file, so not a recording", path);
 		return -EINVAL;
 	}
-	err = slurp(fd, (size_t)sb.st_size, &buf, &len);
+	rec = rec_alloc();
+	if (!rec) {
+		close(fd);
+		snprintf(errbuf, errlen, "cannot read %s: out of memory", path);
+		return -ENOMEM;
+	}
+	err = rec_read_fd(rec, fd, (uint64_t)sb.st_size);
 	close(fd);
 	if (err) {
+		mms_recording_close(rec);
 		snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(-err));
 		return err;
 	}
-	if (!len) {
-		free(buf);
+	if (!rec->len) {
+		mms_recording_close(rec);
 		snprintf(errbuf, errlen, "%s is empty, not a recording", path);
 		return -EINVAL;
 	}
-	err = mms_recording_open_mem(buf, len, out, why, sizeof(why));
+	err = scan(rec, why, sizeof(why));
 	if (err) {
-		free(buf);
+		mms_recording_close(rec);
 		snprintf(errbuf, errlen, "%s: %s", path, why);
 		return err;
 	}
-	(*out)->owned = buf;
+	*out = rec;
 	return 0;
 }
 
@@ -783,7 +634,7 @@ void mms_recording_close(struct mms_recording *rec)
 	free(rec->defs);
 	free(rec->ivs);
 	free(rec->scratch);
-	rec_buf_free(&rec->unpacked);
+	free(rec->unpacked);
 	ZSTD_freeDCtx(rec->dctx);
 	free(rec->owned);
 	free(rec);

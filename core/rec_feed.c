@@ -284,7 +284,7 @@ static int open_iv(struct mms_recording *rec, struct mms_store *st, uint32_t idx
 	bk = (struct blk){ .off = e->off, .flags = e->bflags, .stored = e->stored, .raw = e->raw,
 			   .payload = rec->buf + e->off + REC_BLOCK_HDR };
 	p = rec_iv_payload(rec, &bk, &n);
-	if (!p || !rec_parse_iv(p, n, v))
+	if (!p || rec_parse_iv(p, n, v))
 		return -EBADMSG;	/* checked at open: only memory can fail here */
 	return 0;
 }

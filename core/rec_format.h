@@ -17,6 +17,25 @@
 #define REC_BLOCK_HDR 16	/* u16 type, u16 flags, u32 stored, u32 raw, u32 crc */
 /* Largest payload either way: bounds what a damaged or hostile file costs. */
 #define REC_MAX_PAYLOAD (32U << 20)
+/*
+ * What reading one file may cost, whatever its bytes (docs/FORMAT.md,
+ * "Limits"): memory (the file's bytes, kept definitions, indexes, buffers),
+ * bytes decompressed, rows decoded, each a base plus a multiple of the
+ * file's size.  A file under 1 MiB gets at most 68 MiB of memory.
+ */
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define REC_MEM_BASE (64ULL << 20)
+#define REC_RAW_BASE (256ULL << 20)
+#define REC_ROWS_BASE (1ULL << 20)
+#else
+/* Smaller bases, the same checks: an input costs the fuzzer milliseconds, not seconds. */
+#define REC_MEM_BASE (16ULL << 20)
+#define REC_RAW_BASE (64ULL << 20)
+#define REC_ROWS_BASE (64ULL << 10)
+#endif
+#define REC_MEM_PER_BYTE 4
+#define REC_RAW_PER_BYTE 64
+#define REC_ROWS_PER_BYTE 8
 #define REC_MAX_STR 4096
 #define REC_MAX_STACK 1024
 #define REC_MAX_HIST 256

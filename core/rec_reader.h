@@ -50,10 +50,26 @@ struct iv_ent {
 	struct mms_rec_interval meta;
 };
 
+/*
+ * What reading one file may cost (docs/FORMAT.md, "Limits"), set from the
+ * bytes that are there (a hole in a sparse file never counts): memory the
+ * reader allocates, bytes it decompresses, rows it decodes.  Every charge is
+ * made before the work; one over its limit stops reading as damage.
+ */
+struct rec_budget {
+	uint64_t mem, mem_max;
+	uint64_t raw, raw_max;
+	uint64_t rows, rows_max;
+};
+
 struct mms_recording {
 	const uint8_t *buf;
 	size_t len;
 	uint8_t *owned;		/* buf, when read from a file */
+	uint64_t file_size;	/* what fstat said; len is what was read of it */
+	size_t crc_ok;		/* blocks ending here or before were checked while reading */
+	struct rec_budget bud;
+	bool scanning;		/* opening: decoding is charged to the budget */
 	struct mms_rec_info info;
 	struct def *defs;
 	uint32_t nr_defs, cap_defs;
@@ -64,7 +80,8 @@ struct mms_recording {
 	ZSTD_DCtx *dctx;
 	uint8_t *scratch;
 	size_t scratch_cap;
-	struct rec_buf unpacked;	/* a packed interval's rows, unpacked */
+	uint8_t *unpacked;	/* a packed interval's rows, unpacked */
+	size_t unpacked_cap;
 	struct idmap defined[MMS_TAB_NR];	/* while scanning: ids defined so far */
 	uint32_t refs;		/* the opener, and stores holding deferred intervals */
 	/*
@@ -81,6 +98,7 @@ struct mms_recording {
 	const struct mms_store *cache_st;
 	uint64_t cache_gen;	/* mms_store_id_gen() of cache_st */
 	char str[REC_MAX_STR + 1];
+	char why[96];		/* a damage reason with figures, while opening */
 };
 
 /* The decoded fixed part of an interval payload. */
@@ -99,6 +117,28 @@ struct blk {
 	const uint8_t *payload;
 };
 
+/* Budget limits for a file of len bytes. */
+void rec_budget_init(struct rec_budget *b, uint64_t len);
+/*
+ * Takes n bytes of memory (or decompressed bytes, or rows) from the budget;
+ * false, with the damage recorded at off naming the limit, when over it.
+ */
+bool rec_charge_mem(struct mms_recording *rec, size_t off, uint64_t n);
+bool rec_charge_raw(struct mms_recording *rec, size_t off, uint64_t n);
+bool rec_charge_rows(struct mms_recording *rec, size_t off, uint64_t n);
+/* Records damage of the block at off (reading stops there); returns false. */
+bool rec_damage(struct mms_recording *rec, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * Reads a recording from fd (size bytes by fstat) block by block into
+ * rec->owned: the file header first, then each block's header before its
+ * payload, each checksum before the next block; it stops after the first
+ * bad block, so a damaged tail or a hole is never read.  0 or -errno.
+ */
+int rec_read_fd(struct mms_recording *rec, int fd, uint64_t size);
+
+/* Decompresses bk's payload into dst (bk->raw bytes); false is damage. */
+bool rec_unpack(struct mms_recording *rec, const struct blk *bk, uint8_t *dst);
 /* The payload of bk, decompressed into scratch when needed; NULL when damaged. */
 const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk);
 /*
@@ -106,7 +146,7 @@ const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk);
  * rec->unpacked) and its length; NULL when damaged (recorded as damage).
  */
 const uint8_t *rec_iv_payload(struct mms_recording *rec, const struct blk *bk, size_t *n);
-/* Decodes the fixed part of an interval payload; false when it does not fit. */
-bool rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v);
+/* Decodes the fixed part of an interval payload; NULL, or what is wrong with it. */
+const char *rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v);
 
 #endif

@@ -7,5 +7,8 @@ fuzzer=$(realpath "$1") seeds=$(realpath "$2") secs=${3:-20}
 work=$(mktemp -d /tmp/mms-fuzz-XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
-"$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+# The RSS limit is for the reader: ASan's quarantine of freed memory (256 MiB by
+# default) would take it all by itself.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
+"$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=256 -malloc_limit_mb=256 -print_final_stats=1 \
 	"$work" "$seeds"

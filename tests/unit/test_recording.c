@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 #include <cmocka.h>
 
 #include "mmscope/recording.h"
@@ -428,8 +429,10 @@ static void test_corrupt(void **state)
 }
 
 /* Inserts a block at off (CRC and all), as a newer mmscope would write one. */
-static uint8_t *insert_raw(const uint8_t *buf, size_t len, size_t off, uint16_t type,
-			   uint16_t flags, const void *payload, size_t n, size_t *out_len)
+/* A block of n stored bytes (raw once decompressed) inserted at off, its CRC right. */
+static uint8_t *insert_sized(const uint8_t *buf, size_t len, size_t off, uint16_t type,
+			     uint16_t flags, const void *payload, size_t n, size_t raw,
+			     size_t *out_len)
 {
 	uint8_t *o = malloc(len + 16 + n), *h = o + off;
 	uLong crc;
@@ -439,8 +442,10 @@ static uint8_t *insert_raw(const uint8_t *buf, size_t len, size_t off, uint16_t 
 	h[1] = (uint8_t)(type >> 8);
 	h[2] = (uint8_t)flags;
 	h[3] = (uint8_t)(flags >> 8);
-	for (int i = 0; i < 4; i++)
-		h[4 + i] = h[8 + i] = (uint8_t)(n >> (8 * i));
+	for (int i = 0; i < 4; i++) {
+		h[4 + i] = (uint8_t)(n >> (8 * i));
+		h[8 + i] = (uint8_t)(raw >> (8 * i));
+	}
 	memcpy(h + 16, payload, n);
 	crc = crc32(crc32(0, Z_NULL, 0), h, 12);
 	crc = crc32(crc, h + 16, (uInt)n);
@@ -449,6 +454,12 @@ static uint8_t *insert_raw(const uint8_t *buf, size_t len, size_t off, uint16_t 
 	memcpy(h + 16 + n, buf + off, len - off);
 	*out_len = len + 16 + n;
 	return o;
+}
+
+static uint8_t *insert_raw(const uint8_t *buf, size_t len, size_t off, uint16_t type,
+			   uint16_t flags, const void *payload, size_t n, size_t *out_len)
+{
+	return insert_sized(buf, len, off, type, flags, payload, n, n, out_len);
 }
 
 static uint8_t *insert_block(const uint8_t *buf, size_t len, size_t off, uint16_t type,
@@ -661,6 +672,88 @@ static void test_packed_malformed(void **state)
 		mms_recording_close(rec);
 		free(b2);
 	}
+	free(buf);
+	written_free(&w);
+}
+
+/* Opens buf with a block inserted after the first write: one interval read, then damage. */
+static void expect_damage(const struct written *w, const uint8_t *buf, size_t len, uint16_t type,
+			  uint16_t flags, const void *payload, size_t n, size_t raw, int copies,
+			  const char *why)
+{
+	struct mms_recording *rec;
+	uint8_t *b2 = NULL, *b3;
+	size_t len2 = len;
+	char err[256];
+
+	for (int i = 0; i < copies; i++) {
+		b3 = insert_sized(b2 ? b2 : buf, len2, w->size[1], type, flags, payload, n, raw,
+				  &len2);
+		free(b2);
+		b2 = b3;
+	}
+	assert_int_equal(mms_recording_open_mem(b2, len2, &rec, err, sizeof(err)), 0);
+	if (mms_recording_count(rec) != 1 || !mms_recording_info(rec)->damaged ||
+	    !strstr(mms_recording_info(rec)->damage, why))
+		fail_msg("%s: read %u intervals, damage \"%s\"", why, mms_recording_count(rec),
+			 mms_recording_info(rec)->damage);
+	mms_recording_close(rec);
+	free(b2);
+}
+
+/*
+ * What a hostile file can claim (docs/FORMAT.md, "Limits"): bytes no record
+ * accounts for, packed rows of another size than the format's, and well-formed
+ * definitions that decompress past the reader's memory budget.
+ */
+static void test_limits(void **state)
+{
+	static const uint8_t good[] = { 0, 0, 0, 0, 1, 5, 5, 0, 1, 2, 1, 0 };
+	static const uint8_t strs[] = { 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'a', 'z', 'z' };
+	const size_t big = 32U << 20, each = 8 + 4096;
+	uint8_t p[128], *raw, *z;
+	struct written w;
+	size_t len, n, zn;
+	uint8_t *buf;
+
+	(void)state;
+	write_file(&w, 3, 0, 600, true);
+	buf = slurp(&len);
+	n = packed_iv(p, 1, good, sizeof(good));	/* one varint too many */
+	expect_damage(&w, buf, len, 6, 2, p, n, n, 1, "1 bytes after the last packed row");
+	n = packed_iv(p, 1, good, sizeof(good) - 1);
+	p[36] = 0;
+	p[37] = 0;
+	p[38] = 1;	/* lock rows of 65536 bytes */
+	expect_damage(&w, buf, len, 6, 2, p, n, n, 1, "the format fixes them at 208 and 204");
+	n = packed_iv(p, 0, good, 0);	/* no rows, in the fixed layout, and 8 bytes more */
+	memset(p + n, 0, 8);
+	expect_damage(&w, buf, len, 6, 0, p, n + 8, n + 8, 1, "bytes after the last row");
+	expect_damage(&w, buf, len, 2, 0, strs, sizeof(strs), sizeof(strs), 1,
+		      "2 bytes after the last record");
+	/* 8,000 strings of 4 KiB, compressed to little: three such blocks pass the budget. */
+	raw = calloc(1, big);
+	z = malloc(ZSTD_compressBound(big));
+	assert_non_null(raw);
+	assert_non_null(z);
+	n = (big - 4) / each;
+	raw[0] = (uint8_t)n;
+	raw[1] = (uint8_t)(n >> 8);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *r = raw + 4 + i * each;
+
+		r[0] = (uint8_t)(i + 1);
+		r[1] = (uint8_t)((i + 1) >> 8);
+		r[5] = 4096 >> 8;
+		memset(r + 8, 'x', 4096);
+	}
+	n = 4 + n * each;
+	zn = ZSTD_compress(z, ZSTD_compressBound(big), raw, n, 1);
+	assert_false(ZSTD_isError(zn));
+	assert_true(zn < 1U << 20);
+	expect_damage(&w, buf, len, 2, 1, z, zn, n, 3, "memory than the reader's budget");
+	free(z);
+	free(raw);
 	free(buf);
 	written_free(&w);
 }
@@ -882,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_block),
 		cmocka_unit_test(test_run_block),
 		cmocka_unit_test(test_packed_malformed),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_file_safety),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_replay_seek),
