@@ -62,5 +62,10 @@ int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c);
  * and what to do instead.  Returns 0 or MMS_EXIT_NOPERM.
  */
 int mms_require_privileges(const char *what);
+/*
+ * "mmscope: MESSAGE" on stderr, each line through the escaping every text
+ * output uses: messages carry paths, names and strings from recordings.
+ */
+void mms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

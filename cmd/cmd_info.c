@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "mmscope/escape.h"
 #include "mmscope/format.h"
 #include "mmscope/recording.h"
 
@@ -48,12 +49,22 @@ static double span_s(const struct mms_rec_info *in)
 	       (double)(in->end_ns - in->first_ns) / 1e9 : 0;
 }
 
+/* Every string of a recording is its writer's: escaped before it reaches a terminal. */
+static const char *esc(char *buf, size_t len, const char *s)
+{
+	mms_esc_text(buf, len, s);
+	return buf;
+}
+
+#define ESC_LEN (4 * 1536 + 1)
+#define ESC(s) esc((char[ESC_LEN]){ 0 }, ESC_LEN, (s))
+
 static void print_status(const struct mms_rec_info *in)
 {
 	if (in->damaged)
 		printf("status      damaged: %s\n"
 		       "            %u intervals before it are readable; %llu bytes from byte "
-		       "%llu on are not\n", in->damage, in->intervals,
+		       "%llu on are not\n", ESC(in->damage), in->intervals,
 		       (unsigned long long)(in->file_bytes - in->good_bytes),
 		       (unsigned long long)in->good_bytes);
 	else if (!in->closed)
@@ -62,7 +73,7 @@ static void print_status(const struct mms_rec_info *in)
 	else
 		printf("status      complete\n");
 	if (in->end_reason[0])
-		printf("stopped     %s\n", in->end_reason);
+		printf("stopped     %s\n", ESC(in->end_reason));
 }
 
 static void print_text(const char *path, const struct mms_rec_info *in)
@@ -71,13 +82,13 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	uint64_t lost = 0;
 	const char *o;
 
-	printf("recording   %s\n", path);
+	printf("recording   %s\n", ESC(path));
 	printf("format      %u.%u, written by %s\n", in->major, in->minor,
-	       in->tool[0] ? in->tool : "an unknown tool");
+	       in->tool[0] ? ESC(in->tool) : "an unknown tool");
 	print_status(in);
-	printf("host        %s (kernel %s)\n", in->host, in->kernel);
-	printf("command     %s\n", in->cmdline);
-	printf("target      %s\n", in->target);
+	printf("host        %s (kernel %s)\n", ESC(in->host), ESC(in->kernel));
+	printf("command     %s\n", ESC(in->cmdline));
+	printf("target      %s\n", ESC(in->target));
 	fmt_when(when, sizeof(when), in->start_ns);
 	printf("started     %s\n", when);
 	fmt_when(end, sizeof(end), in->end_ns);
@@ -100,13 +111,13 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 
 		printf("%-11s %s: ", f ? "" : "sources", mms_family_name(f));
 		if (fs->source[0])
-			printf("%s (%s)%s%s\n", fs->source, fs->backend, fs->why[0] ? "; " : "",
-			       fs->why);
+			printf("%s (%s)%s%s\n", ESC(fs->source), ESC(fs->backend),
+			       fs->why[0] ? "; " : "", ESC(fs->why));
 		else if (mms_mmap_waits_only(f, in->fam[MMS_FAM_LOCK].source[0], fs->why))
 			printf("waits from the lock source; hold times switched off "
 			       "(--mmap-hold)\n");
 		else
-			printf("none: %s\n", fs->why[0] ? fs->why : "not recorded");
+			printf("none: %s\n", fs->why[0] ? ESC(fs->why) : "not recorded");
 	}
 	printf("defined     %llu strings, %llu stacks, %llu tasks, %llu locks",
 	       (unsigned long long)in->defs[MMS_TAB_STR],
@@ -130,17 +141,19 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 		const char *nl = strchr(o, '\n');
 		int n = nl ? (int)(nl - o) : (int)strlen(o);
 
-		printf("%-11s %.*s\n", first ? "options" : "", n, o);
+		char line[1536];
+
+		snprintf(line, sizeof(line), "%.*s", n, o);
+		printf("%-11s %s\n", first ? "options" : "", ESC(line));
 		o += n + (nl ? 1 : 0);
 	}
 }
 
 static void json_str(const char *key, const char *v, bool comma)
 {
-	char buf[4096];
-
-	mms_fmt_json_str(buf, sizeof(buf), v);
-	printf("  \"%s\": \"%s\"%s\n", key, buf, comma ? "," : "");
+	printf("  \"%s\": ", key);
+	mms_esc_fput_json(stdout, v);
+	printf("%s\n", comma ? "," : "");
 }
 
 static void json_u64(const char *key, uint64_t v)
@@ -157,7 +170,7 @@ static void json_options(const char *opts)
 	while (*o) {
 		const char *nl = strchr(o, '\n'), *eq;
 		size_t n = nl ? (size_t)(nl - o) : strlen(o);
-		char line[512], k[512], v[1024];
+		char line[1536];
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, o);
 		o += n + (nl ? 1 : 0);
@@ -165,9 +178,10 @@ static void json_options(const char *opts)
 		if (!eq)
 			continue;
 		line[eq - line] = 0;
-		mms_fmt_json_str(k, sizeof(k), line);
-		mms_fmt_json_str(v, sizeof(v), eq + 1);
-		printf("%s\"%s\": \"%s\"", first ? "" : ", ", k, v);
+		fputs(first ? "" : ", ", stdout);
+		mms_esc_fput_json(stdout, line);
+		fputs(": ", stdout);
+		mms_esc_fput_json(stdout, eq + 1);
 		first = false;
 	}
 	printf("}\n");
@@ -207,13 +221,13 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 		       (unsigned long long)in->lost[r]);
 	printf("},\n  \"sources\": {\n");
 	for (int f = 0; f < MMS_FAM_NR; f++) {
-		char s[128], b[64], w[1024];
-
-		mms_fmt_json_str(s, sizeof(s), in->fam[f].source);
-		mms_fmt_json_str(b, sizeof(b), in->fam[f].backend);
-		mms_fmt_json_str(w, sizeof(w), in->fam[f].why);
-		printf("    \"%s\": {\"source\": \"%s\", \"backend\": \"%s\", \"why\": \"%s\"}%s\n",
-		       fam_key[f], s, b, w, f + 1 < MMS_FAM_NR ? "," : "");
+		printf("    \"%s\": {\"source\": ", fam_key[f]);
+		mms_esc_fput_json(stdout, in->fam[f].source);
+		fputs(", \"backend\": ", stdout);
+		mms_esc_fput_json(stdout, in->fam[f].backend);
+		fputs(", \"why\": ", stdout);
+		mms_esc_fput_json(stdout, in->fam[f].why);
+		printf("}%s\n", f + 1 < MMS_FAM_NR ? "," : "");
 	}
 	printf("  },\n  \"defined\": {");
 	for (int t = 0; t < MMS_TAB_NR; t++)
@@ -239,7 +253,7 @@ int mms_cmd_info(struct mms_cli *cli)
 
 	e = mms_recording_open(cli->files[0], &rec, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	if (cli->fmt == MMS_OUT_JSON)

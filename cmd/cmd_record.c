@@ -36,11 +36,11 @@ static int run(struct mms_session *s, struct mms_recorder *rec, bool follow_cmd,
 		ev = mms_session_dispatch(s, fds, n);
 		if (*mms_recorder_error(rec) && !*told) {
 			*told = true;
-			fprintf(stderr, "mmscope: %s\n", mms_recorder_error(rec));
+			mms_cli_error("%s", mms_recorder_error(rec));
 			if (!follow_cmd)
 				return 0;
-			fprintf(stderr, "mmscope: the command keeps running; waiting for it to "
-				"exit\n");
+			mms_cli_error("the command keeps running; waiting for it to "
+				"exit");
 		}
 		if (ev == MMS_EV_TARGET_GONE)
 			return 0;	/* its last interval is committed */
@@ -72,7 +72,7 @@ static void summary(struct mms_session *s, struct mms_recorder *rec, const char 
 	if (o && o < sizeof(lost_s) - 1)
 		strcat(lost_s, ")");
 	mms_fmt_bytes(bytes, sizeof(bytes), mms_recorder_bytes(rec));
-	fprintf(stderr, "mmscope: recorded %llu intervals, %s to %s; lost events: %llu%s%s%s\n",
+	mms_cli_error("recorded %llu intervals, %s to %s; lost events: %llu%s%s%s",
 		(unsigned long long)mms_recorder_intervals(rec), bytes, path,
 		(unsigned long long)total, lost_s,
 		mms_session_target_gone(s, gone, sizeof(gone)) ? "; " : "",
@@ -94,33 +94,33 @@ int mms_cmd_record(struct mms_cli *cli)
 	/* Refuse a bad -o now, not after loading every BPF program. */
 	if (mms_recorder_check_path(cli->output, cli->force ? MMS_RECORDER_FORCE : 0, err,
 				    sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
-		fprintf(stderr, "mmscope: cannot set up collection: %s\n", strerror(-e));
+		mms_cli_error("cannot set up collection: %s", strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_open(s, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	e = mms_recorder_create_session(cli->output, s, cli->force ? MMS_RECORDER_FORCE : 0, &rec,
 					err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	mms_session_add_tap(s, mms_recorder_tap, rec);
 	e = mms_session_start(s);
 	if (e) {
 		if (cli->opts.cmd)
-			fprintf(stderr, "mmscope: cannot run '%s': %s\n", cli->opts.cmd[0],
+			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
-			fprintf(stderr, "mmscope: cannot start collection: %s\n", strerror(-e));
+			mms_cli_error("cannot start collection: %s", strerror(-e));
 		/* Nothing was recorded: leave no empty recording behind. */
 		mms_recorder_destroy(rec);
 		rec = NULL;
@@ -130,10 +130,10 @@ int mms_cmd_record(struct mms_cli *cli)
 	}
 	e = run(s, rec, cli->opts.cmd != NULL, &told);
 	if (e)
-		fprintf(stderr, "mmscope: collection failed: %s\n", strerror(-e));
+		mms_cli_error("collection failed: %s", strerror(-e));
 	mms_recorder_close(rec, e ? strerror(-e) : "");
 	if (*mms_recorder_error(rec) && !told)
-		fprintf(stderr, "mmscope: %s\n", mms_recorder_error(rec));
+		mms_cli_error("%s", mms_recorder_error(rec));
 	summary(s, rec, cli->output);
 	ret = e || *mms_recorder_error(rec) ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 	if (cli->opts.cmd && mms_session_child_status(s) > 0)

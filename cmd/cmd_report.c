@@ -32,8 +32,8 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 
 static void symlink_refused(const char *path)
 {
-	fprintf(stderr, "mmscope: %s is a symbolic link: mmscope does not write through one; "
-		"give the real file name\n", path);
+	mms_cli_error("%s is a symbolic link: mmscope does not write through one; "
+		"give the real file name", path);
 }
 
 /*
@@ -60,7 +60,7 @@ static FILE *open_out(const struct mms_cli *cli)
 		if (e == ELOOP && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode))
 			symlink_refused(cli->output);
 		else
-			fprintf(stderr, "mmscope: cannot write the report to %s: %s\n",
+			mms_cli_error("cannot write the report to %s: %s",
 				cli->output, strerror(e));
 		errno = e;
 	}
@@ -79,7 +79,7 @@ static int print_to(const struct mms_cli *cli, const struct mms_store *st,
 	if (f != stdout && fclose(f) && !e)
 		e = -errno;
 	if (e)
-		fprintf(stderr, "mmscope: writing the report failed: %s\n", strerror(-e));
+		mms_cli_error("writing the report failed: %s", strerror(-e));
 	return e;
 }
 
@@ -109,31 +109,31 @@ static int report_live(struct mms_cli *cli)
 			      !cli->opts.nr_stack_match;
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", strerror(-e));
+		mms_cli_error("%s", strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_open(s, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	e = mms_session_start(s);
 	if (e) {
 		if (cli->opts.cmd)
-			fprintf(stderr, "mmscope: cannot run '%s': %s\n", cli->opts.cmd[0],
+			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
-			fprintf(stderr, "mmscope: start failed: %s\n", strerror(-e));
+			mms_cli_error("start failed: %s", strerror(-e));
 		ret = cli->opts.cmd ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	e = mms_session_run(s);
 	if (e)
-		fprintf(stderr, "mmscope: %s\n", strerror(-e));
+		mms_cli_error("%s", strerror(-e));
 	/* Stopped while the sources were still starting: an empty report, said so. */
 	if (mms_session_quit_signal(s) && !mms_store_count(mms_session_store(s)))
-		fprintf(stderr, "mmscope: stopped by %s before the first interval ended: "
-			"nothing was collected\n", strsignal(mms_session_quit_signal(s)));
+		mms_cli_error("stopped by %s before the first interval ended: "
+			"nothing was collected", strsignal(mms_session_quit_signal(s)));
 
 	info = mms_session_info(s);
 	meta.host = info->host;
@@ -149,7 +149,7 @@ static int report_live(struct mms_cli *cli)
 	}
 	if (mms_session_target_gone(s, gone, sizeof(gone))) {
 		meta.message = gone;
-		fprintf(stderr, "mmscope: %s\n", gone);
+		mms_cli_error("%s", gone);
 	}
 	meta.evicted = mms_store_evicted(mms_session_store(s));
 	fill_opts(cli, &ro);
@@ -175,7 +175,7 @@ static int report_file(struct mms_cli *cli)
 
 	e = mms_recording_load_new(cli->files[0], &st, &info, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+		mms_cli_error("%s", err[0] ? err : strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	meta.host = info.host;
@@ -191,7 +191,7 @@ static int report_file(struct mms_cli *cli)
 		snprintf(msg, sizeof(msg), "recording damaged at byte %llu (%s): %u intervals "
 			 "recovered", (unsigned long long)info.damaged_at, info.damage,
 			 info.intervals);
-		fprintf(stderr, "mmscope: %s: %s\n", cli->files[0], msg);
+		mms_cli_error("%s: %s", cli->files[0], msg);
 		meta.message = msg;
 	} else if (info.target_exited) {
 		snprintf(msg, sizeof(msg), "%s exited during the recording", info.target);

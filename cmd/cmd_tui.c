@@ -107,7 +107,7 @@ int mms_cmd_tui(struct mms_cli *cli)
 	setlocale(LC_ALL, "");
 	/* Before the session: a launched command must inherit the redirected fds. */
 	if (mms_tui_term_claim(&term, err, sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_create(&cli->opts, &s);
@@ -150,11 +150,11 @@ out:
 	mms_session_destroy(s);
 	mms_tui_term_release(&term);
 	if (msg[0])
-		fprintf(stderr, "mmscope: %s\n", msg);
+		mms_cli_error("%s", msg);
 	if (gone[0])
-		fprintf(stderr, "mmscope: %s\n", gone);
+		mms_cli_error("%s", gone);
 	if (err[0])
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	if (ret == MMS_EXIT_OK && cli->opts.cmd)
 		return status >= 0 ? status : MMS_EXIT_OK;
 	return ret;
@@ -328,13 +328,13 @@ int mms_cmd_replay(struct mms_cli *cli)
 	/* Open the file first: a wrong name is said plainly, before any screen. */
 	e = mms_replay_open(cli->files[0], &cli->opts, &src, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	ri = mms_replay_info(src);
 	if (ri->damaged)
-		fprintf(stderr, "mmscope: %s is damaged at byte %llu (%s): replaying what is "
-			"before it\n", cli->files[0], (unsigned long long)ri->damaged_at,
+		mms_cli_error("%s is damaged at byte %llu (%s): replaying what is "
+			"before it", cli->files[0], (unsigned long long)ri->damaged_at,
 			ri->damage);
 	e = mms_tui_term_claim(&term, err, sizeof(err));
 	if (e) {
@@ -342,7 +342,7 @@ int mms_cmd_replay(struct mms_cli *cli)
 			snprintf(err, sizeof(err), "replay needs a terminal on stdin and stdout; "
 				 "for text output use 'mmscope report %s' or 'mmscope info %s'",
 				 cli->files[0], cli->files[0]);
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		mms_source_destroy(src);
 		return MMS_EXIT_FAIL;
 	}
@@ -377,6 +377,6 @@ out:
 	mms_session_destroy(s);
 	mms_tui_term_release(&term);
 	if (err[0])
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	return ret;
 }

@@ -246,11 +246,7 @@ static void copy_str(char *dst, size_t cap, const uint8_t *p, size_t n)
 {
 	n = n < cap - 1 ? n : cap - 1;
 	memcpy(dst, p, n);
-	dst[n] = 0;
-	/* Text from a file is shown on terminals: no control characters. */
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 && dst[i] != '\n')
-			dst[i] = '?';
+	dst[n] = 0;	/* kept exact: every output escapes it (mmscope/escape.h) */
 }
 
 /* Splits NUL-separated strings; returns where the next starts. */
