@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mmscope/files.h"
 #include "mmscope/recording.h"
 #include "mmscope/report.h"
 #include "mmscope/session.h"
@@ -30,38 +31,32 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 	ro->filters = &cli->opts;
 }
 
-static void symlink_refused(const char *path)
-{
-	mms_cli_error("%s is a symbolic link: mmscope does not write through one; "
-		"give the real file name", path);
-}
-
 /*
  * -o FILE: the report goes there, so a launched command's own output cannot
- * mix in.  Never through a symlink: run as root, a link planted in /tmp must
- * not truncate the file it points to.
+ * mix in.  Never through a symlink (run as root, a link planted in /tmp must
+ * not truncate the file it points to), never into a FIFO or device; 0600, as
+ * it holds kernel addresses like a recording.
  */
 static FILE *open_out(const struct mms_cli *cli)
 {
-	struct stat sb;
-	FILE *f = NULL;
+	char err[512];
+	FILE *f;
 	int fd;
 
 	if (!cli->output)
 		return stdout;
-	fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		f = fdopen(fd, "w");
+	fd = mms_file_open_out(cli->output, err, sizeof(err));
+	if (fd < 0) {
+		mms_cli_error("%s", err);
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
 	if (!f) {
 		int e = errno;
 
-		if (fd >= 0)
-			close(fd);
-		if (e == ELOOP && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode))
-			symlink_refused(cli->output);
-		else
-			mms_cli_error("cannot write the report to %s: %s",
-				cli->output, strerror(e));
+		close(fd);
+		mms_cli_error("cannot write the report to %s: %s", cli->output, strerror(e));
 		errno = e;
 	}
 	return f;
@@ -97,9 +92,14 @@ static int report_live(struct mms_cli *cli)
 	if (ret)
 		return ret;
 	ret = MMS_EXIT_FAIL;
-	/* A symlink -o would be refused after the whole run: say so before it. */
-	if (cli->output && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode)) {
-		symlink_refused(cli->output);
+	/* A symlink or non-regular -o would be refused after the whole run: say so before it. */
+	if (cli->output && !lstat(cli->output, &sb) && !S_ISREG(sb.st_mode)) {
+		if (S_ISLNK(sb.st_mode))
+			mms_cli_error("%s is a symbolic link: mmscope does not write through one; "
+				      "give the real file name", cli->output);
+		else
+			mms_cli_error("%s is %s: write the report to a regular file (or to "
+				      "stdout, without -o)", cli->output, mms_file_kind(sb.st_mode));
 		return MMS_EXIT_FAIL;
 	}
 	/* A report sums the whole run: keep every interval the memory budget allows. */

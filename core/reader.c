@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmscope/files.h"
 #include "mmscope/recording.h"
 #include "rec_reader.h"
 
@@ -721,7 +722,8 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 	size_t len = 0;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO would otherwise hang open() until someone writes to it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot open %s: %s", path, strerror(-err));
@@ -729,7 +731,8 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
-		snprintf(errbuf, errlen, "%s is not a regular file, so not a recording", path);
+		snprintf(errbuf, errlen, "%s is %s, not a recording: give a recording file", path,
+			 mms_file_kind(sb.st_mode));
 		return -EINVAL;
 	}
 	err = slurp(fd, (size_t)sb.st_size, &buf, &len);

@@ -96,13 +96,15 @@ struct mms_rec_meta {
 };
 
 enum mms_recorder_flags {
-	MMS_RECORDER_FORCE = 1U << 0,	/* overwrite an existing file (never a symlink) */
+	MMS_RECORDER_FORCE = 1U << 0,	/* replace an existing file (never a symlink) */
 };
 
 /*
- * Creates path (mode 0600, O_EXCL unless FORCE, never through a symlink;
- * chowned to SUDO_UID/SUDO_GID when run as root under sudo) and writes the
- * header.  On failure errbuf says what failed and what to do.
+ * Creates path (mode 0600, O_EXCL, never through a symlink; chowned to
+ * SUDO_UID/SUDO_GID when run as root under sudo) and writes the header.
+ * FORCE: a new file beside it, renamed over an existing one (a regular file
+ * with one link, ours or the sudo user's), never written into.  On failure
+ * errbuf says what failed and what to do.
  */
 int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsigned int flags,
 			struct mms_recorder **out, char *errbuf, size_t errlen);

@@ -461,17 +461,46 @@ t_files() {
 	err_has "cannot create $tmp/ro/x.mms: Read-only file system" "EROFS named"
 	umount "$tmp/ro"
 	expect 1 "record into a directory" "$mms" record -o "$tmp" --duration 1 --force
-	err_has "is not a regular file" "directory refused"
+	err_has "$tmp is a directory: record into a regular file" "directory refused"
 	# An existing file is kept unless --force; --force makes it 0600.
 	echo keep >"$tmp/old.mms"
 	chmod 0644 "$tmp/old.mms"
 	expect 1 "record onto an existing file" "$mms" record -o "$tmp/old.mms" --duration 1
 	err_has "$tmp/old.mms already exists: .*--force" "existing file: says --force"
 	[ "$(cat "$tmp/old.mms")" = keep ] || fail "an existing file was changed"
+	# --force writes a new file and renames it over the old one: a new inode,
+	# and a reader that opened the old file goes on reading the old bytes.
+	local ino
+	ino=$(stat -c %i "$tmp/old.mms")
+	exec 3<"$tmp/old.mms"
 	expect 0 "record --force onto an existing file" "$mms" record -o "$tmp/old.mms" \
 		--duration 1 --force
 	[ "$(stat -c %a "$tmp/old.mms")" = 600 ] || fail "overwritten recording is not 0600"
 	"$mms" info "$tmp/old.mms" >/dev/null || fail "the overwritten recording does not open"
+	[ "$(stat -c %i "$tmp/old.mms")" != "$ino" ] || fail "--force wrote into the old inode"
+	[ "$(cat <&3)" = keep ] || fail "a reader of the old file saw the new recording"
+	exec 3<&-
+	ls -a "$tmp" | grep -q '^\.old\.mms\.' && fail "--force left its temporary file"
+	ok "--force: new inode $(stat -c %i "$tmp/old.mms") (was $ino), old reader kept 'keep'"
+	# Never a file with other hard links (they would keep the old recording
+	# while the user thinks it is gone), never another user's file.
+	echo keep >"$tmp/h1.mms"
+	ln "$tmp/h1.mms" "$tmp/h2.mms"
+	expect 1 "record --force onto a hard-linked file" "$mms" record -o "$tmp/h1.mms" \
+		--duration 1 --force
+	err_has "$tmp/h1.mms has 2 hard links" "hard link refused"
+	[ "$(cat "$tmp/h1.mms")" = keep ] || fail "a hard-linked file was replaced"
+	echo keep >"$tmp/other.mms"
+	chown nobody "$tmp/other.mms"
+	expect 1 "record --force onto another user's file" "$mms" record -o "$tmp/other.mms" \
+		--duration 1 --force
+	err_has "$tmp/other.mms belongs to nobody \\(uid 65534\\): --force replaces only your own" \
+		"other owner refused"
+	[ "$(cat "$tmp/other.mms")" = keep ] || fail "another user's file was replaced"
+	# ... unless that user is the one who ran sudo: it is theirs again after.
+	expect 0 "record --force onto the sudo user's file" env SUDO_UID=65534 SUDO_GID=65534 \
+		"$mms" record -o "$tmp/other.mms" --duration 1 --force
+	[ "$(stat -c %u "$tmp/other.mms")" = 65534 ] || fail "the sudo user's file changed owner"
 	# Symlinks are never written through, with or without --force, dangling or not.
 	echo keep >"$v"
 	ln -s "$v" "$tmp/link.mms"
