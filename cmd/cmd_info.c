@@ -118,6 +118,9 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 			       "(--mmap-hold)\n");
 		else
 			printf("none: %s\n", fs->why[0] ? ESC(fs->why) : "not recorded");
+		if (fs->failed[0])
+			printf("%-11s   FAILED during the run, its data stops there: %s\n", "",
+			       ESC(fs->failed));
 	}
 	printf("defined     %llu strings, %llu stacks, %llu tasks, %llu locks",
 	       (unsigned long long)in->defs[MMS_TAB_STR],
@@ -136,6 +139,17 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	printf("\n");
 	if (in->flags & MMS_REC_F_HIDE_ADDRS)
 		printf("addresses   hidden (--hide-addrs): kernel addresses are hashes\n");
+	o = in->knobs;
+	for (int first = 1; *o; first = 0) {
+		const char *nl = strchr(o, '\n');
+		int n = nl ? (int)(nl - o) : (int)strlen(o);
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", n, o);
+		printf("%-11s %s%s\n", first ? "knobs" : "", ESC(line),
+		       first ? " (a diagnostic setting: not a default run, see mmscope(1))" : "");
+		o += n + (nl ? 1 : 0);
+	}
 	o = in->options;
 	for (int first = 1; *o; first = 0) {
 		const char *nl = strchr(o, '\n');
@@ -227,6 +241,11 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 		mms_esc_fput_json(stdout, in->fam[f].backend);
 		fputs(", \"why\": ", stdout);
 		mms_esc_fput_json(stdout, in->fam[f].why);
+		fputs(", \"failed\": ", stdout);
+		if (in->fam[f].failed[0])
+			mms_esc_fput_json(stdout, in->fam[f].failed);
+		else
+			fputs("null", stdout);
 		printf("}%s\n", f + 1 < MMS_FAM_NR ? "," : "");
 	}
 	printf("  },\n  \"defined\": {");
@@ -241,6 +260,22 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 	json_u64("blocks", in->blocks);
 	json_u64("unknown_blocks", in->unknown_blocks);
 	printf("  \"hide_addrs\": %s,\n", in->flags & MMS_REC_F_HIDE_ADDRS ? "true" : "false");
+	printf("  \"knobs\": {");
+	for (const char *o = in->knobs, *nl, *eq; *o; o = nl ? nl + 1 : o + strlen(o)) {
+		char line[256];
+
+		nl = strchr(o, '\n');
+		snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - o) : (int)strlen(o), o);
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		line[eq - line] = 0;
+		fputs(o == in->knobs ? "" : ", ", stdout);
+		mms_esc_fput_json(stdout, line);
+		fputs(": ", stdout);
+		mms_esc_fput_json(stdout, eq + 1);
+	}
+	printf("},\n");
 	json_options(in->options);
 	printf("}\n");
 }

@@ -114,9 +114,11 @@ int mms_cmd_record(struct mms_cli *cli)
 		goto out;
 	}
 	mms_session_add_tap(s, mms_recorder_tap, rec);
-	e = mms_session_start(s);
+	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (cli->opts.cmd)
+		if (err[0])
+			mms_cli_error("%s", err);
+		else if (cli->opts.cmd)
 			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
@@ -125,7 +127,7 @@ int mms_cmd_record(struct mms_cli *cli)
 		mms_recorder_destroy(rec);
 		rec = NULL;
 		unlink(cli->output);
-		ret = cli->opts.cmd ? 127 : MMS_EXIT_FAIL;
+		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	e = run(s, rec, cli->opts.cmd != NULL, &told);

@@ -117,14 +117,16 @@ static int report_live(struct mms_cli *cli)
 		mms_cli_error("%s", err);
 		goto out;
 	}
-	e = mms_session_start(s);
+	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (cli->opts.cmd)
+		if (err[0])
+			mms_cli_error("%s", err);
+		else if (cli->opts.cmd)
 			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
 			mms_cli_error("start failed: %s", strerror(-e));
-		ret = cli->opts.cmd ? 127 : MMS_EXIT_FAIL;
+		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	e = mms_session_run(s);
@@ -146,6 +148,7 @@ static int report_live(struct mms_cli *cli)
 		meta.fam_source[f] = fs->source;
 		meta.fam_backend[f] = fs->backend;
 		meta.fam_why[f] = fs->why[0] ? fs->why : NULL;
+		meta.fam_failed[f] = fs->failed[0] ? fs->failed : NULL;
 	}
 	if (mms_session_target_gone(s, gone, sizeof(gone))) {
 		meta.message = gone;
@@ -186,6 +189,7 @@ static int report_file(struct mms_cli *cli)
 		meta.fam_source[f] = info.fam[f].source[0] ? info.fam[f].source : NULL;
 		meta.fam_backend[f] = info.fam[f].backend;
 		meta.fam_why[f] = info.fam[f].why[0] ? info.fam[f].why : NULL;
+		meta.fam_failed[f] = info.fam[f].failed[0] ? info.fam[f].failed : NULL;
 	}
 	if (info.damaged) {
 		snprintf(msg, sizeof(msg), "recording damaged at byte %llu (%s): %u intervals "

@@ -32,7 +32,7 @@ static void rec_tap(void *ctx, struct mms_session *s, const struct mms_interval 
 	struct rec_ctx *rc = ctx;
 
 	if (rc->r)
-		mms_recorder_write(rc->r, mms_session_store(s), iv);
+		mms_recorder_tap(rc->r, s, iv);
 }
 
 static int rec_start(void *ctx, const char *path, char *msg, size_t len)
@@ -117,8 +117,10 @@ int mms_cmd_tui(struct mms_cli *cli)
 	}
 	e = mms_session_open(s, err, sizeof(err));
 	if (!e) {
-		e = mms_session_start(s);
-		if (e && cli->opts.cmd) {
+		e = mms_session_start(s, err, sizeof(err));
+		if (e && err[0]) {
+			/* the privilege drop failed: err says why */
+		} else if (e && cli->opts.cmd) {
 			/* The command could not be executed: 127, as record and report say it. */
 			snprintf(err, sizeof(err), "cannot run '%s': %s", cli->opts.cmd[0],
 				 strerror(-e));

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "mmscope/collectors.h"
 #include "mmscope/escape.h"
+#include "mmscope/knobs.h"
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
@@ -534,6 +535,7 @@ static int run(struct mms_cli *cli)
 int main(int argc, char **argv)
 {
 	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
+	char why[256];
 	int ret;
 
 	/*
@@ -545,6 +547,11 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mms_options_init(&cli.opts);
+	/* A knob mmscope cannot read is refused, never guessed (MMSCOPE_X=0 is off). */
+	if (mms_knobs_load(why, sizeof(why))) {
+		mms_cli_error("%s", why);
+		return MMS_EXIT_USAGE;
+	}
 	mms_collectors_init();
 	if (parse(&cli, argc, argv) || validate(&cli)) {
 		free(cli.files);

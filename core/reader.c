@@ -303,6 +303,9 @@ static void header_field(struct mms_rec_info *in, uint16_t tag, const uint8_t *p
 	case REC_H_OPTIONS:
 		copy_str(in->options, sizeof(in->options), p, n);
 		break;
+	case REC_H_KNOBS:
+		copy_str(in->knobs, sizeof(in->knobs), p, n);
+		break;
 	case REC_H_FAMILY:
 		if (n < 4 || (f = rec_rd32(p)) >= MMS_FAM_NR)
 			break;	/* a family this mmscope does not know */
@@ -334,6 +337,10 @@ static bool parse_fields(struct mms_recording *rec, const uint8_t *p, size_t n, 
 			header_field(&rec->info, tag, v, len);
 		} else if (tag == REC_E_REASON) {
 			copy_str(rec->info.end_reason, sizeof(rec->info.end_reason), v, len);
+		} else if (tag == REC_E_FAILED && len > 4 && rec_rd32(v) < MMS_FAM_NR) {
+			struct mms_rec_family *fs = &rec->info.fam[rec_rd32(v)];
+
+			copy_str(fs->failed, sizeof(fs->failed), v + 4, len - 4);
 		}
 	}
 	return !c.bad;

@@ -45,6 +45,7 @@ struct mms_recorder {
 	struct rec_buf raw;	/* an interval payload before compression */
 	struct rec_buf defs[MMS_TAB_NR];
 	uint32_t ndefs[MMS_TAB_NR];
+	char *src_failed[MMS_FAM_NR];	/* why a family's source failed mid-run */
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -126,6 +127,19 @@ static int put_end(struct mms_recorder *r, const char *reason)
 	rec_put_u32(&b, 8);
 	rec_put_u64(&b, r->intervals);
 	rec_put_field_str(&b, REC_E_REASON, reason);
+	for (int f = 0; f < MMS_FAM_NR; f++) {
+		struct rec_buf t = { 0 };
+
+		if (!r->src_failed[f])
+			continue;
+		rec_put_u32(&t, (uint32_t)f);
+		rec_put(&t, r->src_failed[f], strlen(r->src_failed[f]) + 1);
+		if (t.oom)
+			b.oom = true;
+		else
+			rec_put_field(&b, REC_E_FAILED, t.p, t.len);
+		rec_buf_free(&t);
+	}
 	rec_put_u16(&b, REC_E_END_NS);
 	rec_put_u16(&b, 0);
 	rec_put_u32(&b, 8);
@@ -292,6 +306,8 @@ static void encode_header(struct rec_buf *b, const struct mms_rec_meta *m)
 	}
 	rec_le32(x, flags);
 	rec_put_field(b, REC_H_FLAGS, x, 4);
+	if (m->knobs && *m->knobs)
+		rec_put_field_str(b, REC_H_KNOBS, m->knobs);
 	for (int f = 0; f < MMS_FAM_NR; f++) {
 		const char *s[3] = { m->fam[f].source, m->fam[f].backend, m->fam[f].why };
 
@@ -691,6 +707,12 @@ int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 	return 0;
 }
 
+void mms_recorder_source_failed(struct mms_recorder *r, int family, const char *why)
+{
+	if (r && family >= 0 && family < MMS_FAM_NR && !r->src_failed[family])
+		r->src_failed[family] = strndup(why, 255);	/* NULL (no memory): not said */
+}
+
 int mms_recorder_close(struct mms_recorder *r, const char *reason)
 {
 	int err;
@@ -725,6 +747,8 @@ void mms_recorder_destroy(struct mms_recorder *r)
 	rec_buf_free(&r->raw);
 	for (int t = 0; t < MMS_TAB_NR; t++)
 		rec_buf_free(&r->defs[t]);
+	for (int f = 0; f < MMS_FAM_NR; f++)
+		free(r->src_failed[f]);
 	free(r->path);
 	free(r);
 }

@@ -299,7 +299,7 @@ static void text_metric_line(FILE *f, const char *name, const char *label, const
 		snprintf(avg, sizeof(avg), "%12.2f", stat->count ?
 			 (double)stat->total / (double)stat->count : 0.0);
 	}
-	fprintf(f, "%-26s %-14s %8s %-15.15s %10llu %10.1f %s %s\n", label, sub, pid, comm,
+	fprintf(f, "%-26s %-14s %8s %-15s %10llu %10.1f %s %s\n", label, sub, pid, comm,
 		(unsigned long long)stat->count, secs > 0 ? (double)stat->count / secs : 0, tot,
 		avg);
 }
@@ -387,6 +387,14 @@ static void text_footer(FILE *f, const struct mms_report_meta *m, const uint64_t
 			continue;
 		}
 		mms_esc_fputs(f, m->fam_why[fam]);
+		fputc('\n', f);
+	}
+	for (int fam = 0; m && fam < MMS_FAM_NR; fam++) {
+		if (!m->fam_failed[fam])
+			continue;
+		fprintf(f, "%s: FAILED during the run (its data stops there): ",
+			mms_family_name(fam));
+		mms_esc_fputs(f, m->fam_failed[fam]);
 		fputc('\n', f);
 	}
 	if (m && m->evicted)
@@ -497,6 +505,12 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 			fputs("null, \"why\": ", f);
 			json_str(f, m && m->fam_why[fam] ? m->fam_why[fam] : "not recorded");
 		}
+		/* A source that stopped working mid-run: its data ends there. */
+		fputs(", \"failed\": ", f);
+		if (m && m->fam_failed[fam])
+			json_str(f, m->fam_failed[fam]);
+		else
+			fputs("null", f);
 		fputs("}", f);
 	}
 	fputs("\n  },\n  \"rows\": [\n", f);

@@ -26,7 +26,7 @@
 #include "mmscope/store.h"
 
 #define MMS_REC_MAJOR 1		/* readers refuse a newer major */
-#define MMS_REC_MINOR 1		/* newer minors only add what old readers may skip */
+#define MMS_REC_MINOR 2		/* newer minors only add what old readers may skip */
 
 /* Header flags. */
 enum mms_rec_flags {
@@ -39,6 +39,7 @@ struct mms_rec_family {
 	char source[32];	/* "lock-bpf" ..., "" when none worked */
 	char backend[16];	/* "bpf", "perf" ... */
 	char why[256];		/* when none: why not; else what it cannot measure, or "" */
+	char failed[256];	/* why its source failed during the run (END), "" when it did not */
 };
 
 /* What the header says, plus what the reader found. */
@@ -50,6 +51,7 @@ struct mms_rec_info {
 	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: make (pid 7)" */
 	char cmdline[1024];	/* mmscope's own command line */
 	char options[1536];	/* "key=value" lines */
+	char knobs[256];	/* "MMSCOPE_X=v" lines of non-default knobs, "" when none */
 	uint64_t start_ns;	/* CLOCK_REALTIME when recording started */
 	uint32_t interval_ms;
 	uint32_t flags;		/* enum mms_rec_flags */
@@ -93,6 +95,7 @@ struct mms_rec_meta {
 	struct {
 		const char *source, *backend, *why;
 	} fam[MMS_FAM_NR];
+	const char *knobs;		/* mms_knobs_describe() lines, or NULL */
 };
 
 enum mms_recorder_flags {
@@ -122,6 +125,8 @@ int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, 
  */
 int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 		       const struct mms_interval *iv);
+/* A family's source failed mid-run: the END block says why (the first reason kept). */
+void mms_recorder_source_failed(struct mms_recorder *r, int family, const char *why);
 /* Writes the END block (with reason, "" for a normal end), syncs, closes. */
 int mms_recorder_close(struct mms_recorder *r, const char *reason);
 void mms_recorder_destroy(struct mms_recorder *r);
