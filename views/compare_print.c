@@ -141,7 +141,7 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 		fprintf(f, "\nno metric to compare: no run had data for the metrics asked for\n");
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct mms_cmp_row *r = &c->rows[i];
-		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[256], ev[256];
+		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[512], ev[256];
 
 		mms_esc_text(ev, sizeof(ev), r->name);
 		fit(name, sizeof(name), ev, TEXT_COLS - 2 - (int)strlen(r->what));
