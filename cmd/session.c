@@ -326,7 +326,17 @@ static int drop_privileges(char *errbuf, size_t errlen)
 		what = "prctl(PR_SET_NO_NEW_PRIVS)";
 		goto err;
 	}
-	for (int cap = 0; cap < 64; cap++) {
+	/*
+	 * Emptying the bounding set needs CAP_SETPCAP.  Root without it (a
+	 * reduced bounding set) fails closed below.  A non-root process started
+	 * with ambient capabilities never has it, and there the bounding set
+	 * only limits what an exec could give, which no_new_privs above already
+	 * forbids: it is left as it is.
+	 */
+	bool root = !getuid() || !geteuid();
+	bool setpcap = data[0].effective & (1U << CAP_SETPCAP);
+
+	for (int cap = 0; (root || setpcap) && cap < 64; cap++) {
 		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
 
 		if (in < 0 && errno == EINVAL)

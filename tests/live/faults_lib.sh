@@ -115,11 +115,13 @@ print("|".join(str(p["id"]) for p in json.load(sys.stdin) if p.get("name") == sy
 	f=$(grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | head -1)
 	[ -n "$f" ] && echo "${f##*/}"
 }
-# break_fd PID FD: points PID's FD at /dev/null, as a debugger can: from then
-# on the kernel refuses every use of it (EINVAL: not a BPF program).
+# break_fd PID FD: makes PID's FD a copy of its stderr, as a debugger can:
+# from then on the kernel refuses every BPF use of it (EINVAL: not a BPF
+# program).  No string is passed: gdb would malloc it in the process, and
+# the sanitizer build would report that as a leak of mmscope's.
 break_fd() {
 	gdb -nx -batch -p "$1" -iex "set debuginfod enabled off" -iex "set auto-load off" \
-		-ex "call (int)dup2((int)open(\"/dev/null\", 0), $2)" >"$tmp/gdb.out" 2>&1 &&
+		-ex "call (int)dup2(2, $2)" >"$tmp/gdb.out" 2>&1 &&
 		grep -q "^\\\$1 = $2\$" "$tmp/gdb.out"
 }
 # Breaks the lock-bpf source of a running PID for real: its drain program's

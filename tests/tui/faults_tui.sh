@@ -201,7 +201,7 @@ t_target() {
 	ok "-p PID exited mid-run: said so, stayed, exit 0, everything released"
 }
 
-# A source broken mid-run (its drain program's descriptor pointed at /dev/null,
+# A source broken mid-run (its drain program's descriptor made a copy of stderr,
 # for real, with gdb): the header says which failed and why, the other
 # sources and the intervals go on, q still ends it cleanly.
 # The newest interval on screen ("range: interval, 0.2 s to #19").
