@@ -87,7 +87,11 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 /* Changes the interval (live); 0 or -EINVAL. */
 int mms_session_set_interval(struct mms_session *s, uint32_t ms);
 uint32_t mms_session_interval(const struct mms_session *s);
-/* Ends the current interval now (flush at exit). */
+/*
+ * Ends the current interval now (flush at exit).  A source whose drain
+ * fails is marked failed (mms_family_status.failed) and skipped from then
+ * on; the interval is committed with the others' data.  Errors: the store's.
+ */
 int mms_session_flush(struct mms_session *s);
 
 /* Headless: loops until quit (signal, --duration, command exit). */
