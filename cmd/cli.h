@@ -99,5 +99,10 @@ struct mms_session;
 int mms_cli_openmetrics(const struct mms_cli *cli, struct mms_session *s,
 			struct mms_openmetrics **om);
 void mms_cli_openmetrics_end(struct mms_openmetrics *om);
+/*
+ * "mmscope: MESSAGE" on stderr, each line through the escaping every text
+ * output uses: messages carry paths, names and strings from recordings.
+ */
+void mms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "mmscope/collectors.h"
+#include "mmscope/escape.h"
 
 int mms_cmd_check(struct mms_cli *cli)
 {
@@ -17,8 +18,14 @@ int mms_cmd_check(struct mms_cli *cli)
 	struct utsname u;
 	int err;
 
-	if (!uname(&u))
-		printf("kernel %s on %s\n", u.release, u.nodename);
+	if (!uname(&u)) {
+		/* The host name is whatever root set: printed escaped, like all outside text. */
+		fputs("kernel ", stdout);
+		mms_esc_fputs(stdout, u.release);
+		fputs(" on ", stdout);
+		mms_esc_fputs(stdout, u.nodename);
+		fputc('\n', stdout);
+	}
 	err = mms_tracefs_ensure();
 	if (err)
 		printf("tracefs: not mounted and cannot mount it: %s\n", strerror(-err));
@@ -36,14 +43,20 @@ int mms_cmd_check(struct mms_cli *cli)
 				err = mms_source_prepare(src);
 			if (!err && f == MMS_FAM_LOCK)
 				lock_ok = true;
-			printf("%-22s %-11s %-10s %s%s%s\n", mms_family_name(f), (*o)->backend,
-			       err ? "missing" : "available", err ? src->why : (*o)->name,
-			       !err && src->note[0] ? "; " : "", !err ? src->note : "");
+			/* Reasons quote the kernel and libbpf: escaped. */
+			printf("%-22s %-11s %-10s ", mms_family_name(f), (*o)->backend,
+			       err ? "missing" : "available");
+			mms_esc_fputs(stdout, err ? src->why : (*o)->name);
+			if (!err && src->note[0]) {
+				fputs("; ", stdout);
+				mms_esc_fputs(stdout, src->note);
+			}
+			fputc('\n', stdout);
 			mms_source_destroy(src);
 		}
 	}
 	mms_collectors_cleanup();
 	if (!lock_ok)
-		fprintf(stderr, "mmscope: no lock contention source works on this kernel\n");
+		mms_cli_error("no lock contention source works on this kernel");
 	return lock_ok ? MMS_EXIT_OK : MMS_EXIT_FAIL;
 }

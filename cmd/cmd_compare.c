@@ -69,22 +69,22 @@ static int add_side(struct mms_compare *c, int side, char **files, int n)
 
 		e = mms_recording_load_new(files[i], &st, &info, err, sizeof(err));
 		if (e) {
-			fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+			mms_cli_error("%s", err[0] ? err : strerror(-e));
 			return e;
 		}
 		if (info.damaged)
-			fprintf(stderr, "mmscope: %s: damaged after %u intervals (%s); using what "
-				"was recovered\n", files[i], info.intervals, info.damage);
+			mms_cli_error("%s: damaged after %u intervals (%s); using what "
+				"was recovered", files[i], info.intervals, info.damage);
 		if (!mms_store_count(st)) {
-			fprintf(stderr, "mmscope: %s holds no intervals, so it cannot stand for a "
-				"run: record longer (--duration) or leave it out\n", files[i]);
+			mms_cli_error("%s holds no intervals, so it cannot stand for a "
+				"run: record longer (--duration) or leave it out", files[i]);
 			mms_store_destroy(st);
 			return -ENODATA;
 		}
 		e = mms_compare_add_run(c, side, st, rec_have(&info));
 		mms_store_destroy(st);
 		if (e) {
-			fprintf(stderr, "mmscope: %s: %s\n", files[i],
+			mms_cli_error("%s: %s", files[i],
 				e == -E2BIG ? "too many runs: 64 a side at most" : strerror(-e));
 			return e;
 		}
@@ -102,14 +102,14 @@ int mms_cmd_compare(struct mms_cli *cli)
 	int ret = MMS_EXIT_FAIL;
 
 	if (cli->metrics && mms_compare_parse_keys(cli->metrics, &o.groups, &o.metrics)) {
-		fprintf(stderr, "mmscope: -k '%s': takes a comma list of groups (score, totals, "
-			"locks, callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)\n",
+		mms_cli_error("-k '%s': takes a comma list of groups (score, totals, locks, "
+			"callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)",
 			cli->metrics);
 		return MMS_EXIT_USAGE;
 	}
 	if (cli->compare_tui && cli->fmt != MMS_OUT_TEXT) {
-		fprintf(stderr, "mmscope: --tui shows the comparison on screen; --json and --csv "
-			"print it: choose one\n");
+		mms_cli_error("--tui shows the comparison on screen; --json and --csv "
+			"print it: choose one");
 		return MMS_EXIT_USAGE;
 	}
 	mms_compare_init(&c, cli->base_name, cli->new_name);
@@ -117,7 +117,7 @@ int mms_cmd_compare(struct mms_cli *cli)
 	    add_side(&c, 1, cli->files_b, cli->nr_files_b))
 		goto out;
 	if (mms_compare_finish(&c, &o)) {
-		fprintf(stderr, "mmscope: compare: out of memory\n");
+		mms_cli_error("compare: out of memory");
 		goto out;
 	}
 	if (cli->compare_tui) {
@@ -148,18 +148,18 @@ int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c)
 	int e;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "mmscope: compare --tui needs a terminal on stdin and stdout; "
-			"without --tui it prints text (or --json, --csv)\n");
+		mms_cli_error("compare --tui needs a terminal on stdin and stdout; "
+			"without --tui it prints text (or --json, --csv)");
 		return MMS_EXIT_FAIL;
 	}
 	setlocale(LC_ALL, "");
 	if (mms_tui_term_claim(&term, err, sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_tui_run_compare(c, &term, cli->opts.no_color, err, sizeof(err));
 	mms_tui_term_release(&term);
 	if (e && err[0])
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	return e ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 }

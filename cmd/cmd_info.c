@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "mmscope/escape.h"
 #include "mmscope/format.h"
 #include "mmscope/recording.h"
 #include "mmscope/report.h"
@@ -50,12 +51,22 @@ static double span_s(const struct mms_rec_info *in)
 	       (double)(in->end_ns - in->first_ns) / 1e9 : 0;
 }
 
+/* Every string of a recording is its writer's: escaped before it reaches a terminal. */
+static const char *esc(char *buf, size_t len, const char *s)
+{
+	mms_esc_text(buf, len, s);
+	return buf;
+}
+
+#define ESC_LEN (4 * 1536 + 1)
+#define ESC(s) esc((char[ESC_LEN]){ 0 }, ESC_LEN, (s))
+
 static void print_status(const struct mms_rec_info *in)
 {
 	if (in->damaged)
 		printf("status      damaged: %s\n"
 		       "            %u intervals before it are readable; %llu bytes from byte "
-		       "%llu on are not\n", in->damage, in->intervals,
+		       "%llu on are not\n", ESC(in->damage), in->intervals,
 		       (unsigned long long)(in->file_bytes - in->good_bytes),
 		       (unsigned long long)in->good_bytes);
 	else if (!in->closed)
@@ -64,7 +75,7 @@ static void print_status(const struct mms_rec_info *in)
 	else
 		printf("status      complete\n");
 	if (in->end_reason[0])
-		printf("stopped     %s\n", in->end_reason);
+		printf("stopped     %s\n", ESC(in->end_reason));
 }
 
 static void print_text(const char *path, const struct mms_rec_info *in)
@@ -73,13 +84,13 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	uint64_t lost = 0;
 	const char *o;
 
-	printf("recording   %s\n", path);
+	printf("recording   %s\n", ESC(path));
 	printf("format      %u.%u, written by %s\n", in->major, in->minor,
-	       in->tool[0] ? in->tool : "an unknown tool");
+	       in->tool[0] ? ESC(in->tool) : "an unknown tool");
 	print_status(in);
-	printf("host        %s (kernel %s)\n", in->host, in->kernel);
-	printf("command     %s\n", in->cmdline);
-	printf("target      %s\n", in->target);
+	printf("host        %s (kernel %s)\n", ESC(in->host), ESC(in->kernel));
+	printf("command     %s\n", ESC(in->cmdline));
+	printf("target      %s\n", ESC(in->target));
 	if (in->run.present) {
 		char score[512];
 
@@ -92,9 +103,9 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 			       (int)in->run.status);
 		mms_score_describe(score, sizeof(score), &in->run);
 		if (in->run.has_score || in->run.error[0])
-			printf("score       %s\n", score);
+			printf("score       %s\n", ESC(score));
 		if (in->run.source[0])
-			printf("            from %s\n", in->run.source);
+			printf("            from %s\n", ESC(in->run.source));
 	}
 	fmt_when(when, sizeof(when), in->start_ns);
 	printf("started     %s\n", when);
@@ -118,13 +129,16 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 
 		printf("%-11s %s: ", f ? "" : "sources", mms_family_name(f));
 		if (fs->source[0])
-			printf("%s (%s)%s%s\n", fs->source, fs->backend, fs->why[0] ? "; " : "",
-			       fs->why);
+			printf("%s (%s)%s%s\n", ESC(fs->source), ESC(fs->backend),
+			       fs->why[0] ? "; " : "", ESC(fs->why));
 		else if (mms_mmap_waits_only(f, in->fam[MMS_FAM_LOCK].source[0], fs->why))
 			printf("waits from the lock source; hold times switched off "
 			       "(--mmap-hold)\n");
 		else
-			printf("none: %s\n", fs->why[0] ? fs->why : "not recorded");
+			printf("none: %s\n", fs->why[0] ? ESC(fs->why) : "not recorded");
+		if (fs->failed[0])
+			printf("%-11s   FAILED during the run, its data stops there: %s\n", "",
+			       ESC(fs->failed));
 	}
 	printf("defined     %llu strings, %llu stacks, %llu tasks, %llu locks",
 	       (unsigned long long)in->defs[MMS_TAB_STR],
@@ -143,22 +157,35 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	printf("\n");
 	if (in->flags & MMS_REC_F_HIDE_ADDRS)
 		printf("addresses   hidden (--hide-addrs): kernel addresses are hashes\n");
+	o = in->knobs;
+	for (int first = 1; *o; first = 0) {
+		const char *nl = strchr(o, '\n');
+		int n = nl ? (int)(nl - o) : (int)strlen(o);
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", n, o);
+		printf("%-11s %s%s\n", first ? "knobs" : "", ESC(line),
+		       first ? " (a diagnostic setting: not a default run, see mmscope(1))" : "");
+		o += n + (nl ? 1 : 0);
+	}
 	o = in->options;
 	for (int first = 1; *o; first = 0) {
 		const char *nl = strchr(o, '\n');
 		int n = nl ? (int)(nl - o) : (int)strlen(o);
 
-		printf("%-11s %.*s\n", first ? "options" : "", n, o);
+		char line[1536];
+
+		snprintf(line, sizeof(line), "%.*s", n, o);
+		printf("%-11s %s\n", first ? "options" : "", ESC(line));
 		o += n + (nl ? 1 : 0);
 	}
 }
 
 static void json_str(const char *key, const char *v, bool comma)
 {
-	char buf[4096];
-
-	mms_fmt_json_str(buf, sizeof(buf), v);
-	printf("  \"%s\": \"%s\"%s\n", key, buf, comma ? "," : "");
+	printf("  \"%s\": ", key);
+	mms_esc_fput_json(stdout, v);
+	printf("%s\n", comma ? "," : "");
 }
 
 static void json_u64(const char *key, uint64_t v)
@@ -175,7 +202,7 @@ static void json_options(const char *opts)
 	while (*o) {
 		const char *nl = strchr(o, '\n'), *eq;
 		size_t n = nl ? (size_t)(nl - o) : strlen(o);
-		char line[512], k[512], v[1024];
+		char line[1536];
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, o);
 		o += n + (nl ? 1 : 0);
@@ -183,9 +210,10 @@ static void json_options(const char *opts)
 		if (!eq)
 			continue;
 		line[eq - line] = 0;
-		mms_fmt_json_str(k, sizeof(k), line);
-		mms_fmt_json_str(v, sizeof(v), eq + 1);
-		printf("%s\"%s\": \"%s\"", first ? "" : ", ", k, v);
+		fputs(first ? "" : ", ", stdout);
+		mms_esc_fput_json(stdout, line);
+		fputs(": ", stdout);
+		mms_esc_fput_json(stdout, eq + 1);
 		first = false;
 	}
 	printf("}\n");
@@ -225,13 +253,18 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 		       (unsigned long long)in->lost[r]);
 	printf("},\n  \"sources\": {\n");
 	for (int f = 0; f < MMS_FAM_NR; f++) {
-		char s[128], b[64], w[1024];
-
-		mms_fmt_json_str(s, sizeof(s), in->fam[f].source);
-		mms_fmt_json_str(b, sizeof(b), in->fam[f].backend);
-		mms_fmt_json_str(w, sizeof(w), in->fam[f].why);
-		printf("    \"%s\": {\"source\": \"%s\", \"backend\": \"%s\", \"why\": \"%s\"}%s\n",
-		       fam_key[f], s, b, w, f + 1 < MMS_FAM_NR ? "," : "");
+		printf("    \"%s\": {\"source\": ", fam_key[f]);
+		mms_esc_fput_json(stdout, in->fam[f].source);
+		fputs(", \"backend\": ", stdout);
+		mms_esc_fput_json(stdout, in->fam[f].backend);
+		fputs(", \"why\": ", stdout);
+		mms_esc_fput_json(stdout, in->fam[f].why);
+		fputs(", \"failed\": ", stdout);
+		if (in->fam[f].failed[0])
+			mms_esc_fput_json(stdout, in->fam[f].failed);
+		else
+			fputs("null", stdout);
+		printf("}%s\n", f + 1 < MMS_FAM_NR ? "," : "");
 	}
 	printf("  },\n  \"defined\": {");
 	for (int t = 0; t < MMS_TAB_NR; t++)
@@ -248,6 +281,22 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 	printf("  \"run\": ");
 	mms_report_run_json(stdout, &in->run);
 	printf(",\n");
+	printf("  \"knobs\": {");
+	for (const char *o = in->knobs, *nl, *eq; *o; o = nl ? nl + 1 : o + strlen(o)) {
+		char line[256];
+
+		nl = strchr(o, '\n');
+		snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - o) : (int)strlen(o), o);
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		line[eq - line] = 0;
+		fputs(o == in->knobs ? "" : ", ", stdout);
+		mms_esc_fput_json(stdout, line);
+		fputs(": ", stdout);
+		mms_esc_fput_json(stdout, eq + 1);
+	}
+	printf("},\n");
 	json_options(in->options);
 	printf("}\n");
 }
@@ -260,7 +309,7 @@ int mms_cmd_info(struct mms_cli *cli)
 
 	e = mms_recording_open(cli->files[0], &rec, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	if (cli->fmt == MMS_OUT_JSON)

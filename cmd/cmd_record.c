@@ -74,9 +74,9 @@ static void tee_drain(struct tee *t)
 		ms = DRAIN_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
 				 (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (ms <= 0 || poll(&p, 1, (int)ms) == 0) {
-			fprintf(stderr, "mmscope: the command's output was still open %d s "
+			mms_cli_error("the command's output was still open %d s "
 				"after it exited (a process it left running?): the score is "
-				"from what came before\n", DRAIN_MS / 1000);
+				"from what came before", DRAIN_MS / 1000);
 			break;
 		}
 		tee_read(t);
@@ -110,11 +110,11 @@ static int run(struct mms_session *s, struct mms_recorder *rec, bool follow_cmd,
 		ev = mms_session_dispatch(s, fds, n);
 		if (*mms_recorder_error(rec) && !*told) {
 			*told = true;
-			fprintf(stderr, "mmscope: %s\n", mms_recorder_error(rec));
+			mms_cli_error("%s", mms_recorder_error(rec));
 			if (!follow_cmd)
 				return 0;
-			fprintf(stderr, "mmscope: the command keeps running; waiting for it to "
-				"exit\n");
+			mms_cli_error("the command keeps running; waiting for it to "
+				"exit");
 		}
 		if (ev == MMS_EV_TARGET_GONE)
 			return 0;	/* its last interval is committed */
@@ -146,7 +146,7 @@ static void summary(struct mms_session *s, struct mms_recorder *rec, const char 
 	if (o && o < sizeof(lost_s) - 1)
 		strcat(lost_s, ")");
 	mms_fmt_bytes(bytes, sizeof(bytes), mms_recorder_bytes(rec));
-	fprintf(stderr, "mmscope: recorded %llu intervals, %s to %s; lost events: %llu%s%s%s\n",
+	mms_cli_error("recorded %llu intervals, %s to %s; lost events: %llu%s%s%s",
 		(unsigned long long)mms_recorder_intervals(rec), bytes, path,
 		(unsigned long long)total, lost_s,
 		mms_session_target_gone(s, gone, sizeof(gone)) ? "; " : "",
@@ -221,11 +221,11 @@ static void fill_run(struct mms_cli *cli, struct mms_session *s, struct tee *tee
 	snprintf(res->unit, sizeof(res->unit), "%s", run->unit);
 	snprintf(res->error, sizeof(res->error), "%s", run->error);
 	if (run->has_score)
-		fprintf(stderr, "mmscope: score: %s%s%s (%s%s)\n", run->text, run->unit[0] ? " " :
+		mms_cli_error("score: %s%s%s (%s%s)", run->text, run->unit[0] ? " " :
 			"", run->unit, run->name, run->matches > 1 ? ", the last of the lines that "
 			"matched" : "");
 	else
-		fprintf(stderr, "mmscope: no score: %s\n", run->error);
+		mms_cli_error("no score: %s", run->error);
 }
 
 int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
@@ -247,57 +247,59 @@ int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
 	/* Refuse a bad -o now, not after loading every BPF program. */
 	if (mms_recorder_check_path(path, cli->force ? MMS_RECORDER_FORCE : 0, err,
 				    sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	if (cli->score_regex && mms_score_rx_init(&tee.rx, cli->score_regex, err, sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_USAGE;
 	}
 	if (cli->score_file)
 		mms_score_file_note(cli->score_file, &before);
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
-		fprintf(stderr, "mmscope: cannot set up collection: %s\n", strerror(-e));
+		mms_cli_error("cannot set up collection: %s", strerror(-e));
 		goto out;
 	}
 	e = cli->score_regex ? open_teed(s, &tee, err, sizeof(err)) :
 			       mms_session_open(s, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	e = mms_recorder_create_session(path, s, cli->force ? MMS_RECORDER_FORCE : 0, &rec,
 					err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	mms_session_add_tap(s, mms_recorder_tap, rec);
 	if (mms_cli_openmetrics(cli, s, &om)) {
 		mms_recorder_destroy(rec);
 		rec = NULL;
-		unlink(cli->output);
+		unlink(path);
 		goto out;
 	}
-	e = mms_session_start(s);
+	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (cli->opts.cmd)
-			fprintf(stderr, "mmscope: cannot run '%s': %s\n", cli->opts.cmd[0],
+		if (err[0])
+			mms_cli_error("%s", err);
+		else if (cli->opts.cmd)
+			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
-			fprintf(stderr, "mmscope: cannot start collection: %s\n", strerror(-e));
+			mms_cli_error("cannot start collection: %s", strerror(-e));
 		/* Nothing was recorded: leave no empty recording behind. */
 		mms_recorder_destroy(rec);
 		rec = NULL;
 		unlink(path);
-		ret = cli->opts.cmd ? 127 : MMS_EXIT_FAIL;
+		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	res->started = true;
 	e = run(s, rec, cli->opts.cmd != NULL, &told, cli->score_regex ? &tee : NULL);
 	if (e)
-		fprintf(stderr, "mmscope: collection failed: %s\n", strerror(-e));
+		mms_cli_error("collection failed: %s", strerror(-e));
 	/* Stopped with the command still running: no score, and nothing to wait for. */
 	if (cli->score_regex && mms_session_quit_signal(s) && mms_session_child_status(s) < 0)
 		tee_read(&tee);
@@ -310,7 +312,7 @@ int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
 	}
 	mms_recorder_close(rec, e ? strerror(-e) : "");
 	if (*mms_recorder_error(rec) && !told)
-		fprintf(stderr, "mmscope: %s\n", mms_recorder_error(rec));
+		mms_cli_error("%s", mms_recorder_error(rec));
 	summary(s, rec, path);
 	ret = e || *mms_recorder_error(rec) ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 	if (!ret && res->want_score && !res->has_score)
@@ -340,7 +342,7 @@ int mms_cmd_record(struct mms_cli *cli)
 		char err[512];
 
 		if (mms_score_rx_init(&rx, cli->score_regex, err, sizeof(err))) {
-			fprintf(stderr, "mmscope: %s\n", err);
+			mms_cli_error("%s", err);
 			return MMS_EXIT_USAGE;
 		}
 		mms_score_rx_free(&rx);

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "mmscope/export.h"
+#include "mmscope/files.h"
 #include "mmscope/recording.h"
 #include "mmscope/report.h"
 #include "mmscope/session.h"
@@ -32,38 +33,32 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 	ro->filters = &cli->opts;
 }
 
-static void symlink_refused(const char *path)
-{
-	fprintf(stderr, "mmscope: %s is a symbolic link: mmscope does not write through one; "
-		"give the real file name\n", path);
-}
-
 /*
  * -o FILE: the report goes there, so a launched command's own output cannot
- * mix in.  Never through a symlink: run as root, a link planted in /tmp must
- * not truncate the file it points to.
+ * mix in.  Never through a symlink (run as root, a link planted in /tmp must
+ * not truncate the file it points to), never into a FIFO or device; 0600, as
+ * it holds kernel addresses like a recording.
  */
 static FILE *open_out(const char *path)
 {
-	struct stat sb;
-	FILE *f = NULL;
+	char err[512];
+	FILE *f;
 	int fd;
 
 	if (!path)
 		return stdout;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		f = fdopen(fd, "w");
+	fd = mms_file_open_out(path, err, sizeof(err));
+	if (fd < 0) {
+		mms_cli_error("%s", err);
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
 	if (!f) {
 		int e = errno;
 
-		if (fd >= 0)
-			close(fd);
-		if (e == ELOOP && !lstat(path, &sb) && S_ISLNK(sb.st_mode))
-			symlink_refused(path);
-		else
-			fprintf(stderr, "mmscope: cannot write the report to %s: %s\n",
-				path, strerror(e));
+		close(fd);
+		mms_cli_error("cannot write the report to %s: %s", path, strerror(e));
 		errno = e;
 	}
 	return f;
@@ -81,7 +76,7 @@ static int print_to(const struct mms_cli *cli, const struct mms_store *st,
 	if (f != stdout && fclose(f) && !e)
 		e = -errno;
 	if (e)
-		fprintf(stderr, "mmscope: writing the report failed: %s\n", strerror(-e));
+		mms_cli_error("writing the report failed: %s", strerror(-e));
 	return e;
 }
 
@@ -100,9 +95,14 @@ static int report_live(struct mms_cli *cli)
 	if (ret)
 		return ret;
 	ret = MMS_EXIT_FAIL;
-	/* A symlink -o would be refused after the whole run: say so before it. */
-	if (cli->output && !lstat(cli->output, &sb) && S_ISLNK(sb.st_mode)) {
-		symlink_refused(cli->output);
+	/* A symlink or non-regular -o would be refused after the whole run: say so before it. */
+	if (cli->output && !lstat(cli->output, &sb) && !S_ISREG(sb.st_mode)) {
+		if (S_ISLNK(sb.st_mode))
+			mms_cli_error("%s is a symbolic link: mmscope does not write through one; "
+				      "give the real file name", cli->output);
+		else
+			mms_cli_error("%s is %s: write the report to a regular file (or to "
+				      "stdout, without -o)", cli->output, mms_file_kind(sb.st_mode));
 		return MMS_EXIT_FAIL;
 	}
 	/* A report sums the whole run: keep every interval the memory budget allows. */
@@ -113,33 +113,35 @@ static int report_live(struct mms_cli *cli)
 			      !cli->opts.nr_stack_match;
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", strerror(-e));
+		mms_cli_error("%s", strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_open(s, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		goto out;
 	}
 	if (mms_cli_openmetrics(cli, s, &om))
 		goto out;
-	e = mms_session_start(s);
+	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (cli->opts.cmd)
-			fprintf(stderr, "mmscope: cannot run '%s': %s\n", cli->opts.cmd[0],
+		if (err[0])
+			mms_cli_error("%s", err);
+		else if (cli->opts.cmd)
+			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
 				strerror(-e));
 		else
-			fprintf(stderr, "mmscope: start failed: %s\n", strerror(-e));
-		ret = cli->opts.cmd ? 127 : MMS_EXIT_FAIL;
+			mms_cli_error("start failed: %s", strerror(-e));
+		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	e = mms_session_run(s);
 	if (e)
-		fprintf(stderr, "mmscope: %s\n", strerror(-e));
+		mms_cli_error("%s", strerror(-e));
 	/* Stopped while the sources were still starting: an empty report, said so. */
 	if (mms_session_quit_signal(s) && !mms_store_count(mms_session_store(s)))
-		fprintf(stderr, "mmscope: stopped by %s before the first interval ended: "
-			"nothing was collected\n", strsignal(mms_session_quit_signal(s)));
+		mms_cli_error("stopped by %s before the first interval ended: "
+			"nothing was collected", strsignal(mms_session_quit_signal(s)));
 
 	info = mms_session_info(s);
 	meta.host = info->host;
@@ -152,10 +154,11 @@ static int report_live(struct mms_cli *cli)
 		meta.fam_source[f] = fs->source;
 		meta.fam_backend[f] = fs->backend;
 		meta.fam_why[f] = fs->why[0] ? fs->why : NULL;
+		meta.fam_failed[f] = fs->failed[0] ? fs->failed : NULL;
 	}
 	if (mms_session_target_gone(s, gone, sizeof(gone))) {
 		meta.message = gone;
-		fprintf(stderr, "mmscope: %s\n", gone);
+		mms_cli_error("%s", gone);
 	}
 	meta.evicted = mms_store_evicted(mms_session_store(s));
 	fill_opts(cli, &ro);
@@ -182,7 +185,7 @@ static int report_file(struct mms_cli *cli)
 
 	e = mms_recording_load_new(cli->files[0], &st, &info, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+		mms_cli_error("%s", err[0] ? err : strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	meta.host = info.host;
@@ -193,12 +196,13 @@ static int report_file(struct mms_cli *cli)
 		meta.fam_source[f] = info.fam[f].source[0] ? info.fam[f].source : NULL;
 		meta.fam_backend[f] = info.fam[f].backend;
 		meta.fam_why[f] = info.fam[f].why[0] ? info.fam[f].why : NULL;
+		meta.fam_failed[f] = info.fam[f].failed[0] ? info.fam[f].failed : NULL;
 	}
 	if (info.damaged) {
 		snprintf(msg, sizeof(msg), "recording damaged at byte %llu (%s): %u intervals "
 			 "recovered", (unsigned long long)info.damaged_at, info.damage,
 			 info.intervals);
-		fprintf(stderr, "mmscope: %s: %s\n", cli->files[0], msg);
+		mms_cli_error("%s: %s", cli->files[0], msg);
 		meta.message = msg;
 	} else if (info.target_exited) {
 		snprintf(msg, sizeof(msg), "%s exited during the recording", info.target);
@@ -228,12 +232,12 @@ int mms_cmd_export(struct mms_cli *cli)
 
 	e = mms_recording_load_new(cli->files[0], &st, &info, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err[0] ? err : strerror(-e));
+		mms_cli_error("%s", err[0] ? err : strerror(-e));
 		return MMS_EXIT_FAIL;
 	}
 	if (info.damaged)
-		fprintf(stderr, "mmscope: %s: recording damaged at byte %llu (%s): exporting the "
-			"%u intervals before it\n", cli->files[0],
+		mms_cli_error("%s: recording damaged at byte %llu (%s): exporting the "
+			"%u intervals before it", cli->files[0],
 			(unsigned long long)info.damaged_at, info.damage, info.intervals);
 	meta.host = info.host;
 	meta.kernel = info.kernel;
@@ -247,7 +251,7 @@ int mms_cmd_export(struct mms_cli *cli)
 	if (fclose(f) && !e)
 		e = -errno;
 	if (e)
-		fprintf(stderr, "mmscope: writing %s failed: %s\n", cli->perfetto, strerror(-e));
+		mms_cli_error("writing %s failed: %s", cli->perfetto, strerror(-e));
 	mms_store_destroy(st);
 	return e ? MMS_EXIT_FAIL : MMS_EXIT_OK;
 }

@@ -32,7 +32,7 @@ static void rec_tap(void *ctx, struct mms_session *s, const struct mms_interval 
 	struct rec_ctx *rc = ctx;
 
 	if (rc->r)
-		mms_recorder_write(rc->r, mms_session_store(s), iv);
+		mms_recorder_tap(rc->r, s, iv);
 }
 
 static int rec_start(void *ctx, const char *path, char *msg, size_t len)
@@ -108,7 +108,7 @@ int mms_cmd_tui(struct mms_cli *cli)
 	setlocale(LC_ALL, "");
 	/* Before the session: a launched command must inherit the redirected fds. */
 	if (mms_tui_term_claim(&term, err, sizeof(err))) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	e = mms_session_create(&cli->opts, &s);
@@ -122,8 +122,10 @@ int mms_cmd_tui(struct mms_cli *cli)
 		goto out;
 	}
 	if (!e) {
-		e = mms_session_start(s);
-		if (e && cli->opts.cmd) {
+		e = mms_session_start(s, err, sizeof(err));
+		if (e && err[0]) {
+			/* the privilege drop failed: err says why */
+		} else if (e && cli->opts.cmd) {
 			/* The command could not be executed: 127, as record and report say it. */
 			snprintf(err, sizeof(err), "cannot run '%s': %s", cli->opts.cmd[0],
 				 strerror(-e));
@@ -156,11 +158,11 @@ out:
 	mms_tui_term_release(&term);
 	mms_cli_openmetrics_end(om);
 	if (msg[0])
-		fprintf(stderr, "mmscope: %s\n", msg);
+		mms_cli_error("%s", msg);
 	if (gone[0])
-		fprintf(stderr, "mmscope: %s\n", gone);
+		mms_cli_error("%s", gone);
 	if (err[0])
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	if (ret == MMS_EXIT_OK && cli->opts.cmd)
 		return status >= 0 ? status : MMS_EXIT_OK;
 	return ret;
@@ -334,13 +336,13 @@ int mms_cmd_replay(struct mms_cli *cli)
 	/* Open the file first: a wrong name is said plainly, before any screen. */
 	e = mms_replay_open(cli->files[0], &cli->opts, &src, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
 	ri = mms_replay_info(src);
 	if (ri->damaged)
-		fprintf(stderr, "mmscope: %s is damaged at byte %llu (%s): replaying what is "
-			"before it\n", cli->files[0], (unsigned long long)ri->damaged_at,
+		mms_cli_error("%s is damaged at byte %llu (%s): replaying what is "
+			"before it", cli->files[0], (unsigned long long)ri->damaged_at,
 			ri->damage);
 	e = mms_tui_term_claim(&term, err, sizeof(err));
 	if (e) {
@@ -348,7 +350,7 @@ int mms_cmd_replay(struct mms_cli *cli)
 			snprintf(err, sizeof(err), "replay needs a terminal on stdin and stdout; "
 				 "for text output use 'mmscope report %s' or 'mmscope info %s'",
 				 cli->files[0], cli->files[0]);
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 		mms_source_destroy(src);
 		return MMS_EXIT_FAIL;
 	}
@@ -383,6 +385,6 @@ out:
 	mms_session_destroy(s);
 	mms_tui_term_release(&term);
 	if (err[0])
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "mmscope/openmetrics.h"
 #include "cli.h"
 #include "mmscope/collectors.h"
+#include "mmscope/escape.h"
+#include "mmscope/knobs.h"
 #include "mmscope/score.h"
 
 enum {
@@ -157,7 +160,7 @@ static int parse_uint(const char *s, const char *what, unsigned long max, unsign
 	errno = 0;
 	*out = strtoul(s, &end, 0);
 	if (errno || end == s || *end || *out > max || s[0] == '-') {
-		fprintf(stderr, "mmscope: invalid %s '%s'\n", what, s);
+		mms_cli_error("invalid %s '%s'", what, s);
 		return -EINVAL;
 	}
 	return 0;
@@ -179,7 +182,7 @@ static int parse_backend(const char *s, enum mms_backend_choice *out)
 			*out = t[i].c;
 			return 0;
 		}
-	fprintf(stderr, "mmscope: unknown source '%s'\n", s);
+	mms_cli_error("unknown source '%s'", s);
 	return -EINVAL;
 }
 
@@ -189,7 +192,7 @@ static int add_tids(struct mms_options *o, char *list)
 		unsigned long v;
 
 		if (o->nr_tids >= MMS_MAX_FILTERS) {
-			fprintf(stderr, "mmscope: at most %d --tid values\n", MMS_MAX_FILTERS);
+			mms_cli_error("at most %d --tid values", MMS_MAX_FILTERS);
 			return -E2BIG;
 		}
 		if (parse_uint(tok, "thread id", INT_MAX, &v) || !v)
@@ -206,8 +209,8 @@ static int add_types(struct mms_options *o, char *list)
 					    MMS_MAX_FILTERS - o->nr_types);
 
 		if (n < 0) {
-			fprintf(stderr, "mmscope: unknown lock type '%s' (spinlock, rwlock[:R|:W], "
-				"rwsem[:R|:W], mutex, rtmutex, semaphore, pcpu-sem[:R|:W])\n", tok);
+			mms_cli_error("unknown lock type '%s' (spinlock, rwlock[:R|:W], "
+				"rwsem[:R|:W], mutex, rtmutex, semaphore, pcpu-sem[:R|:W])", tok);
 			return n;
 		}
 		o->nr_types += n;
@@ -218,7 +221,7 @@ static int add_types(struct mms_options *o, char *list)
 static int add_str(const char **arr, int *nr, const char *s, const char *what)
 {
 	if (*nr >= MMS_MAX_FILTERS) {
-		fprintf(stderr, "mmscope: at most %d %s filters\n", MMS_MAX_FILTERS, what);
+		mms_cli_error("at most %d %s filters", MMS_MAX_FILTERS, what);
 		return -E2BIG;
 	}
 	arr[(*nr)++] = s;
@@ -242,7 +245,7 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return add_tids(o, arg);
 	case OPT_INTERVAL:
 		if (parse_uint(arg, "interval", 60000, &v) || v < 100) {
-			fprintf(stderr, "mmscope: --interval takes 100..60000 ms\n");
+			mms_cli_error("--interval takes 100..60000 ms");
 			return -EINVAL;
 		}
 		o->interval_ms = (uint32_t)v;
@@ -250,7 +253,7 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case 'd':
 		d = strtod(arg, &end);
 		if (end == arg || *end || d < 0.1 || d > 60) {
-			fprintf(stderr, "mmscope: --delay takes 0.1..60 seconds\n");
+			mms_cli_error("--delay takes 0.1..60 seconds");
 			return -EINVAL;
 		}
 		o->interval_ms = (uint32_t)(d * 1000 + 0.5);
@@ -258,7 +261,7 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_DURATION:
 		d = strtod(arg, &end);
 		if (end == arg || *end || d <= 0) {
-			fprintf(stderr, "mmscope: invalid --duration '%s' (seconds > 0)\n", arg);
+			mms_cli_error("invalid --duration '%s' (seconds > 0)", arg);
 			return -EINVAL;
 		}
 		o->duration_s = d;
@@ -276,8 +279,8 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		if (parse_uint(arg, "--mmap-hold-sample", 1UL << 16, &v))
 			return -EINVAL;
 		if (!v || (v & (v - 1))) {
-			fprintf(stderr, "mmscope: --mmap-hold-sample wants a power of two from 1 to "
-				"65536, not '%s'\n", arg);
+			mms_cli_error("--mmap-hold-sample wants a power of two from 1 to "
+				"65536, not '%s'", arg);
 			return -EINVAL;
 		}
 		o->mmap_lock_hold = true;
@@ -323,7 +326,7 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return 0;
 	case OPT_BY:
 		if (mms_group_parse(arg, &cli->by)) {
-			fprintf(stderr, "mmscope: --by takes lock, caller, task, process or type\n");
+			mms_cli_error("--by takes lock, caller, task, process or type");
 			return -EINVAL;
 		}
 		return 0;
@@ -338,8 +341,8 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 			return 0;
 		}
 		if (mms_sort_parse(arg, &cli->sort)) {
-			fprintf(stderr, "mmscope: unknown key '%s' (contended, wait_total, wait_max, "
-				"wait_min, avg_wait, p50, p99)\n", arg);
+			mms_cli_error("unknown key '%s' (contended, wait_total, wait_max, "
+				"wait_min, avg_wait, p50, p99)", arg);
 			return -EINVAL;
 		}
 		cli->sort_given = true;
@@ -481,14 +484,14 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 			cli->nr_files_b = argc - optind;
 			for (int i = optind; i < argc; i++)
 				if (argv[i][0] == '-' && argv[i][1]) {
-					fprintf(stderr, "mmscope: options go before '--' (found '%s' "
-						"among the B recordings)\n", argv[i]);
+					mms_cli_error("options go before '--' (found '%s' "
+						"among the B recordings)", argv[i]);
 					return -EINVAL;
 				}
 		} else if (optind < argc) {
 			cli->opts.cmd = argv + optind;
 		} else {
-			fprintf(stderr, "mmscope: '--' must be followed by a command\n");
+			mms_cli_error("'--' must be followed by a command");
 			return -EINVAL;
 		}
 	}
@@ -504,21 +507,21 @@ static int validate(struct mms_cli *cli)
 		    !(!strcmp(cli->cmd, "report") && cli->nr_files);
 
 	if (o->pid && o->cmd) {
-		fprintf(stderr, "mmscope: -p and -- CMD exclude each other\n");
+		mms_cli_error("-p and -- CMD exclude each other");
 		return -EINVAL;
 	}
 	/* On a recording, -p and --tid narrow the report instead of choosing a target. */
 	if (!live && (o->cmd || ((o->pid || o->nr_tids) && strcmp(cli->cmd, "report")))) {
-		fprintf(stderr, "mmscope: %s works on recordings; -p, --tid and -- CMD are for "
-			"live data\n", cli->cmd);
+		mms_cli_error("%s works on recordings; -p, --tid and -- CMD are for "
+			"live data", cli->cmd);
 		return -EINVAL;
 	}
 	if (live && cli->nr_files && strcmp(cli->cmd, "report")) {
-		fprintf(stderr, "mmscope: unexpected argument '%s'\n", cli->files[0]);
+		mms_cli_error("unexpected argument '%s'", cli->files[0]);
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "report") && cli->nr_files > 1) {
-		fprintf(stderr, "mmscope: report takes one recording\n");
+		mms_cli_error("report takes one recording");
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "export") && (cli->nr_files != 1 || !cli->perfetto)) {
@@ -537,7 +540,7 @@ static int validate(struct mms_cli *cli)
 		return -EINVAL;
 	}
 	if ((!strcmp(cli->cmd, "replay") || !strcmp(cli->cmd, "info")) && cli->nr_files != 1) {
-		fprintf(stderr, "mmscope: %s takes one recording: mmscope %s FILE\n", cli->cmd,
+		mms_cli_error("%s takes one recording: mmscope %s FILE", cli->cmd,
 			cli->cmd);
 		return -EINVAL;
 	}
@@ -547,7 +550,7 @@ static int validate(struct mms_cli *cli)
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "record") && !cli->output) {
-		fprintf(stderr, "mmscope: record needs -o FILE\n");
+		mms_cli_error("record needs -o FILE");
 		return -EINVAL;
 	}
 	if ((cli->runs || cli->cooldown_s || cli->score_regex || cli->score_file ||
@@ -568,15 +571,35 @@ static int validate(struct mms_cli *cli)
 		return -EINVAL;
 	}
 	if (!strcmp(cli->cmd, "compare") && (!cli->nr_files || !cli->nr_files_b)) {
-		fprintf(stderr, "mmscope: compare needs recordings on both sides: "
-			"mmscope compare A1 [A2...] -- B1 [B2...]\n");
+		mms_cli_error("compare needs recordings on both sides: "
+			"mmscope compare A1 [A2...] -- B1 [B2...]");
 		return -EINVAL;
 	}
 	if (o->nr_tids && (o->pid || o->cmd)) {
-		fprintf(stderr, "mmscope: --tid and -p/-- CMD exclude each other\n");
+		mms_cli_error("--tid and -p/-- CMD exclude each other");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void mms_cli_error(const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fputs("mmscope: ", stderr);
+	for (char *line = buf, *nl;; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		mms_esc_fputs(stderr, line);
+		fputc('\n', stderr);
+		if (!nl || !nl[1])
+			break;
+	}
 }
 
 int mms_cli_openmetrics(const struct mms_cli *cli, struct mms_session *s,
@@ -590,14 +613,14 @@ int mms_cli_openmetrics(const struct mms_cli *cli, struct mms_session *s,
 		return 0;
 	e = mms_openmetrics_add_tap(s, cli->openmetrics, om, err, sizeof(err));
 	if (e)
-		fprintf(stderr, "mmscope: %s\n", err);
+		mms_cli_error("%s", err);
 	return e;
 }
 
 void mms_cli_openmetrics_end(struct mms_openmetrics *om)
 {
 	if (om && *mms_openmetrics_error(om))
-		fprintf(stderr, "mmscope: %s (%lu files written before)\n",
+		mms_cli_error("%s (%lu files written before)",
 			mms_openmetrics_error(om), mms_openmetrics_writes(om));
 	mms_openmetrics_destroy(om);
 }
@@ -649,6 +672,7 @@ static int run(struct mms_cli *cli)
 int main(int argc, char **argv)
 {
 	struct mms_cli cli = { .by = MMS_BY_CALLER, .sort = MMS_SORT_WAIT_TOTAL };
+	char why[256];
 	int ret;
 
 	/*
@@ -660,6 +684,11 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mms_options_init(&cli.opts);
+	/* A knob mmscope cannot read is refused, never guessed (MMSCOPE_X=0 is off). */
+	if (mms_knobs_load(why, sizeof(why))) {
+		mms_cli_error("%s", why);
+		return MMS_EXIT_USAGE;
+	}
 	mms_collectors_init();
 	if (parse(&cli, argc, argv) || validate(&cli)) {
 		free(cli.files);

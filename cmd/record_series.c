@@ -80,13 +80,13 @@ static int run_child(struct mms_cli *cli, const char *path, int k, const sigset_
 	res->ret = MMS_EXIT_FAIL;
 	res->status = -1;
 	if (pipe2(p, O_CLOEXEC)) {
-		fprintf(stderr, "mmscope: run %d/%d: pipe: %s\n", k, cli->runs, strerror(errno));
+		mms_cli_error("run %d/%d: pipe: %s", k, cli->runs, strerror(errno));
 		return 0;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "mmscope: run %d/%d: fork: %s\n", k, cli->runs, strerror(errno));
+		mms_cli_error("run %d/%d: fork: %s", k, cli->runs, strerror(errno));
 		close(p[0]);
 		close(p[1]);
 		return 0;
@@ -148,7 +148,7 @@ static int cool_down(double s, int k, int n, int sigfd)
 	int sig = 0;
 
 	if (!tty)
-		fprintf(stderr, "mmscope: run %d/%d, cooling down %.0f s\n", k, n, s);
+		mms_cli_error("run %d/%d, cooling down %.0f s", k, n, s);
 	for (uint64_t now = mono_ms(); now < end && !sig; now = mono_ms()) {
 		struct pollfd p = { .fd = sigfd, .events = POLLIN };
 		uint64_t left = end - now;
@@ -182,8 +182,8 @@ static void score_summary(const double *v, int n, const char *unit)
 	if (!n)
 		return;
 	mms_runstats(v, n, &st);
-	fprintf(stderr, "mmscope: score over %d run%s: avg %.6g%s%s, %%stdev %.2f%%, min %.6g, "
-		"max %.6g\n", n, n == 1 ? "" : "s", st.mean, *unit ? " " : "", unit, st.pct_stdev,
+	mms_cli_error("score over %d run%s: avg %.6g%s%s, %%stdev %.2f%%, min %.6g, "
+		"max %.6g", n, n == 1 ? "" : "s", st.mean, *unit ? " " : "", unit, st.pct_stdev,
 		st.min, st.max);
 }
 
@@ -204,22 +204,22 @@ int mms_record_series(struct mms_cli *cli)
 		char err[768];
 
 		if (run_path(path, sizeof(path), cli->output, k, width)) {
-			fprintf(stderr, "mmscope: -o %s: the name is too long\n", cli->output);
+			mms_cli_error("-o %s: the name is too long", cli->output);
 			return MMS_EXIT_FAIL;
 		}
 		if (mms_recorder_check_path(path, cli->force ? MMS_RECORDER_FORCE : 0, err,
 					    sizeof(err))) {
-			fprintf(stderr, "mmscope: --runs %d writes %s: %s\n", n, path, err);
+			mms_cli_error("--runs %d writes %s: %s", n, path, err);
 			return MMS_EXIT_FAIL;
 		}
 	}
 	run_path(path, sizeof(path), cli->output, n + 1, width);
 	if (!lstat(path, &sb))
-		fprintf(stderr, "mmscope: note: %s (from an earlier series?) is not part of this "
-			"one; remove it, or a glob for these runs counts it too\n", path);
+		mms_cli_error("note: %s (from an earlier series?) is not part of this "
+			"one; remove it, or a glob for these runs counts it too", path);
 	scores = calloc((size_t)n, sizeof(*scores));
 	if (!scores) {
-		fprintf(stderr, "mmscope: --runs %d: out of memory\n", n);
+		mms_cli_error("--runs %d: out of memory", n);
 		return MMS_EXIT_FAIL;
 	}
 	sigemptyset(&mask);
@@ -228,7 +228,7 @@ int mms_record_series(struct mms_cli *cli)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, &old) ||
 	    (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-		fprintf(stderr, "mmscope: --runs: cannot catch signals: %s\n", strerror(errno));
+		mms_cli_error("--runs: cannot catch signals: %s", strerror(errno));
 		free(scores);
 		return MMS_EXIT_FAIL;
 	}
@@ -236,7 +236,7 @@ int mms_record_series(struct mms_cli *cli)
 		int sig;
 
 		run_path(path, sizeof(path), cli->output, k, width);
-		fprintf(stderr, "mmscope: run %d/%d: %s\n", k, n, path);
+		mms_cli_error("run %d/%d: %s", k, n, path);
 		sig = run_child(cli, path, k, &old, sigfd, &res);
 		if (!sig && res.ret == MMS_EXIT_OK) {
 			if (res.has_score) {
@@ -248,7 +248,7 @@ int mms_record_series(struct mms_cli *cli)
 			if (k < n && cli->cooldown_s > 0 && (sig = cool_down(cli->cooldown_s, k, n,
 									     sigfd))) {
 				kept(msg, sizeof(msg), first, done > 1 ? last : first, done);
-				fprintf(stderr, "mmscope: stopped by %s while cooling down: %s\n",
+				mms_cli_error("stopped by %s while cooling down: %s",
 					strsignal(sig), msg);
 				ret = 128 + sig;
 				break;
@@ -260,7 +260,7 @@ int mms_record_series(struct mms_cli *cli)
 			unlink(path);
 		kept(msg, sizeof(msg), first, done > 1 ? last : first, done);
 		if (sig) {
-			fprintf(stderr, "mmscope: stopped by %s during run %d/%d: %s%s%s\n",
+			mms_cli_error("stopped by %s during run %d/%d: %s%s%s",
 				strsignal(sig), k, n, msg,
 				res.started ? "; removed the unfinished " : "",
 				res.started ? path : "");
@@ -276,15 +276,15 @@ int mms_record_series(struct mms_cli *cli)
 			else
 				snprintf(why, sizeof(why), "%s", res.error[0] ? res.error :
 					 "mmscope could not record it (see above)");
-			fprintf(stderr, "mmscope: run %d/%d does not count: %s.\n"
-				"mmscope: stopped the series: %s%s%s\n", k, n, why, msg,
-				res.started ? "; removed " : "", res.started ? path : "");
+			mms_cli_error("run %d/%d does not count: %s.", k, n, why);
+			mms_cli_error("stopped the series: %s%s%s", msg,
+				      res.started ? "; removed " : "", res.started ? path : "");
 			ret = res.ret ? res.ret : MMS_EXIT_FAIL;
 		}
 		break;
 	}
 	if (ret == MMS_EXIT_OK)
-		fprintf(stderr, "mmscope: %d of %d runs recorded: %s%s%s\n", done, n, first,
+		mms_cli_error("%d of %d runs recorded: %s%s%s", done, n, first,
 			done > 1 ? " .. " : "", done > 1 ? last : "");
 	if (cli->score_regex || cli->score_file)
 		score_summary(scores, done, unit);

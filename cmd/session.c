@@ -30,6 +30,7 @@ struct mms_session {
 	struct mms_options opts;	/* private copy: the target pid is filled in */
 	struct mms_store *store;
 	struct mms_source *src[MAX_SOURCES];
+	bool src_failed[MAX_SOURCES];	/* drain failed: not drained or polled again */
 	int nr_src;
 	struct mms_family_status fam[MMS_FAM_NR];
 	struct mms_session_info info;
@@ -301,25 +302,55 @@ static int arm_timer(struct mms_session *s)
  * Drops every other capability, from the bounding set too, and sets
  * no_new_privs, so a bug in what parses kernel data cannot load programs or
  * modules, trace or ptrace others, mount, or regain anything through exec.
- * The uid stays: the files above and the launched command need it.  Best
- * effort: a process without these privileges has nothing to drop.
+ * The uid stays: the files above and the launched command need it.  A
+ * process without these privileges has nothing to drop; any other failure
+ * stops the session before the first interval (fails closed): running on
+ * with CAP_DAC_OVERRIDE and friends after a failed drop is what the drop is
+ * there to prevent.
  */
-static void drop_privileges(void)
+static int drop_privileges(char *errbuf, size_t errlen)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { 0 };
+	const char *what;
+	int err;
 
 	mms_collectors_ksyms();	/* kallsyms shows 0 addresses once CAP_SYSLOG is gone */
-	if (syscall(SYS_capget, &hdr, data))
-		return;
+	if (syscall(SYS_capget, &hdr, data)) {
+		what = "capget";
+		goto err;
+	}
 	if (!((data[0].permitted | (uint64_t)data[1].permitted << 32) & ~KEEP_CAPS))
-		return;
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	for (int cap = 0; cap < 64; cap++)
-		if (!(KEEP_CAPS & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
-		    errno == EINVAL)
+		return 0;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		what = "prctl(PR_SET_NO_NEW_PRIVS)";
+		goto err;
+	}
+	/*
+	 * Emptying the bounding set needs CAP_SETPCAP.  Root without it (a
+	 * reduced bounding set) fails closed below.  A non-root process started
+	 * with ambient capabilities never has it, and there the bounding set
+	 * only limits what an exec could give, which no_new_privs above already
+	 * forbids: it is left as it is.
+	 */
+	bool root = !getuid() || !geteuid();
+	bool setpcap = data[0].effective & (1U << CAP_SETPCAP);
+
+	for (int cap = 0; (root || setpcap) && cap < 64; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0 && errno == EINVAL)
 			break;	/* past the last capability this kernel knows */
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+		/* Only what is there: dropping needs CAP_SETPCAP even for an absent one. */
+		if (in > 0 && !(KEEP_CAPS & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) {
+			what = "prctl(PR_CAPBSET_DROP)";
+			goto err;
+		}
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)) {
+		what = "prctl(PR_CAP_AMBIENT_CLEAR_ALL)";
+		goto err;
+	}
 	for (int i = 0; i < 2; i++) {
 		uint32_t keep = (uint32_t)(KEEP_CAPS >> (32 * i));
 
@@ -327,18 +358,35 @@ static void drop_privileges(void)
 		data[i].permitted &= keep;
 		data[i].inheritable = 0;
 	}
-	syscall(SYS_capset, &hdr, data);
+	if (syscall(SYS_capset, &hdr, data)) {
+		what = "capset";
+		goto err;
+	}
+	return 0;
+err:
+	err = -errno;
+	snprintf(errbuf, errlen, "cannot give up privileges after attaching (%s: %s), so "
+		 "mmscope stops before collecting anything; it needs CAP_SETPCAP to drop "
+		 "capabilities from its bounding set: run it as plain root, not under a reduced "
+		 "bounding set or a seccomp filter that refuses these calls", what, strerror(-err));
+	return err;
 }
 
-int mms_session_start(struct mms_session *s)
+int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 {
 	int err;
 
+	if (errlen)
+		errbuf[0] = 0;
 	for (int i = 0; i < s->nr_src; i++) {
 		err = mms_source_start(s->src[i]);
 		if (err)
 			return err;
 	}
+	/* Before the first interval and before the command runs: nothing seen yet. */
+	err = drop_privileges(errbuf, errlen);
+	if (err)
+		return err;
 	s->iv_start_mono = now_ns(CLOCK_MONOTONIC);
 	s->iv_start_real = now_ns(CLOCK_REALTIME);
 	s->info.start_ns = s->iv_start_real;
@@ -388,7 +436,6 @@ int mms_session_start(struct mms_session *s)
 		timerfd_settime(s->end_fd, 0, &its, NULL);
 	}
 	s->started = true;
-	drop_privileges();
 	return 0;
 }
 
@@ -455,9 +502,32 @@ int mms_session_pollfds(struct mms_session *s, struct pollfd *fds, int max)
 	ADD(s->end_fd);
 	ADD(s->pid_fd);
 	for (int i = 0; i < s->nr_src; i++)
-		ADD(mms_source_fd(s->src[i]));
+		if (!s->src_failed[i])
+			ADD(mms_source_fd(s->src[i]));
 #undef ADD
 	return n;
+}
+
+/*
+ * A source whose drain fails is marked failed with its reason and left
+ * alone (stopped, neither drained nor polled again): the others go on and
+ * intervals keep coming.  Returning the error instead would stop every
+ * commit from then on, silently.
+ */
+static void source_failed(struct mms_session *s, int i, int err)
+{
+	struct mms_source *src = s->src[i];
+	struct mms_family_status *fs = &s->fam[src->ops->family];
+
+	s->src_failed[i] = true;
+	const char *why = src->why[0] ? src->why : strerror(-err);
+	size_t n = strlen(src->ops->name);
+
+	if (!fs->failed[0] && !strncmp(why, src->ops->name, n) && why[n] == ':')
+		snprintf(fs->failed, sizeof(fs->failed), "%s", why);
+	else if (!fs->failed[0])
+		snprintf(fs->failed, sizeof(fs->failed), "%s: %.200s", src->ops->name, why);
+	mms_source_stop(src);
 }
 
 int mms_session_flush(struct mms_session *s)
@@ -471,9 +541,11 @@ int mms_session_flush(struct mms_session *s)
 	if (!s->started)
 		return 0;
 	for (int i = 0; i < s->nr_src; i++) {
+		if (s->src_failed[i])
+			continue;
 		err = mms_source_drain(s->src[i], s->store);
 		if (err && err != -EAGAIN)
-			return err;
+			source_failed(s, i, err);
 	}
 	if (s->target_gone && !s->gone_reported) {
 		flags |= MMS_IV_TARGET_EXITED;
@@ -567,7 +639,7 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 			ev = MMS_EV_TARGET_GONE;
 		} else {
 			for (int k = 0; k < s->nr_src; k++)
-				if (mms_source_fd(s->src[k]) == fds[i].fd)
+				if (!s->src_failed[k] && mms_source_fd(s->src[k]) == fds[i].fd)
 					mms_source_poll_in(s->src[k]);
 		}
 	}

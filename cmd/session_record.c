@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mmscope/openmetrics.h"
+#include "mmscope/knobs.h"
 #include "mmscope/recording.h"
 #include "mmscope/session.h"
 
@@ -43,6 +44,7 @@ int mms_recorder_create_session(const char *path, struct mms_session *s, unsigne
 	const struct mms_session_info *info = mms_session_info(s);
 	struct mms_rec_meta m = { 0 };
 	char *argv[MAX_ARGS];
+	char knobs[256];
 	char *cmdline;
 	int err;
 
@@ -56,6 +58,8 @@ int mms_recorder_create_session(const char *path, struct mms_session *s, unsigne
 	m.start_ns = 0;	/* now: recording may begin long after the session (TUI toggle) */
 	m.argv = argv;
 	m.opts = mms_session_options(s);
+	mms_knobs_describe(knobs, sizeof(knobs));
+	m.knobs = knobs;
 	for (int f = 0; f < MMS_FAM_NR; f++) {
 		const struct mms_family_status *fs = mms_session_family(s, f);
 
@@ -70,6 +74,9 @@ int mms_recorder_create_session(const char *path, struct mms_session *s, unsigne
 
 void mms_recorder_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv)
 {
+	for (int f = 0; f < MMS_FAM_NR; f++)
+		if (mms_session_family(s, f)->failed[0])
+			mms_recorder_source_failed(ctx, f, mms_session_family(s, f)->failed);
 	mms_recorder_write(ctx, mms_session_store(s), iv);
 }
 

@@ -24,6 +24,7 @@
 #include "lock_common.h"
 #include "short_procs.h"
 #include "stack_rules.h"
+#include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
@@ -213,22 +214,13 @@ static bool fold_short(const struct mms_options *o)
  */
 static uint32_t check_every(void)
 {
-	const char *v = getenv("MMSCOPE_STACK_CHECK");
-	char *end;
-	unsigned long n;
-
-	if (!v || !*v)
-		return 64;
-	n = strtoul(v, &end, 10);
-	return *end || !n || n > UINT32_MAX ? 64 : (uint32_t)n;
+	return mms_knobs()->stack_check;
 }
 
 static bool cache_wanted(const struct lb_src *lb)
 {
-	const char *v = getenv("MMSCOPE_STACK_CACHE");
-
 	/* Walks follow LB_FAST_MAX frames: deeper stacks (--max-stack over 48) unwind. */
-	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && !(v && !strcmp(v, "0"));
+	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && mms_knobs()->stack_cache;
 }
 
 /* Puts a rule in the kernel's table (lock_bpf.h): the rule first, then its address. */
@@ -359,8 +351,8 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->type_mask = mms_lock_common_type_mask(lb->lc);
 	skel->rodata->filter_tids = o->nr_tids > 0;
 	skel->rodata->filter_tgids = o->pid > 0;
-	skel->rodata->self_cost = getenv("MMSCOPE_SELF_COST") != NULL;
-	skel->rodata->empty_handlers = getenv("MMSCOPE_EMPTY_HANDLERS") != NULL;
+	skel->rodata->self_cost = mms_knobs()->self_cost;
+	skel->rodata->empty_handlers = mms_knobs()->empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;
 	skel->rodata->stack_bytes = lb->stack_depth * sizeof(uint64_t);
 	skel->rodata->thread_size = (uint64_t)sysconf(_SC_PAGESIZE) * 4;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <bpf/libbpf.h>
 
+#include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 
@@ -168,10 +169,8 @@ int mms_tracefs_ensure(void)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	static int debug = -1;
+	int debug = mms_knobs()->debug;
 
-	if (debug < 0)
-		debug = getenv("MMSCOPE_DEBUG") && *getenv("MMSCOPE_DEBUG");
 	if (!debug || (level == LIBBPF_DEBUG && debug < 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);

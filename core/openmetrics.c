@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmscope/escape.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/openmetrics.h"
 #include "mmscope/sample.h"
@@ -91,54 +92,28 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-/* Bytes of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
-
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;	/* overlong, surrogate */
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
 /*
- * A label value as the text format wants it (\\, \" and \n escaped), and safe for whoever
- * cats the file: other control bytes and invalid UTF-8 become '?'.  Values come from
- * process names and file paths, which anyone can choose.
+ * A label value as the text format wants it (\\, \" and \n escaped, the only escapes its
+ * parsers accept), and safe for whoever cats the file: other control characters (C0, DEL,
+ * C1) and invalid UTF-8 become '?'.  Values come from process names and file paths, which
+ * anyone can choose.
  */
 static void label_value(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (*p) {
-		int n;
+		const unsigned char *start = p;
+		int32_t cp = mms_utf8_next(&p);
 
-		if (*p == '\\' || *p == '"') {
-			fputc('\\', f);
-			fputc(*p++, f);
-		} else if (*p == '\n') {
+		if (cp == '\\' || cp == '"')
+			fprintf(f, "\\%c", (char)cp);
+		else if (cp == '\n')
 			fputs("\\n", f);
-			p++;
-		} else if (*p < 0x20 || *p == 0x7f) {
+		else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))	/* also invalid: -1 */
 			fputc('?', f);
-			p++;
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else if ((n = utf8_len(p)) > 0) {
-			if (p[0] == 0xc2 && p[1] < 0xa0)	/* C1 controls */
-				fputc('?', f);
-			else
-				fwrite(p, 1, (size_t)n, f);
-			p += n;
-		} else {
-			fputc('?', f);
-			p++;
-		}
+		else
+			fwrite(start, 1, (size_t)(p - start), f);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmscope/files.h"
 #include "mmscope/recording.h"
 #include "rec_reader.h"
 
@@ -60,11 +61,7 @@ static void copy_str(char *dst, size_t cap, const uint8_t *p, size_t n)
 {
 	n = n < cap - 1 ? n : cap - 1;
 	memcpy(dst, p, n);
-	dst[n] = 0;
-	/* Text from a file is shown on terminals: no control characters. */
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 && dst[i] != '\n')
-			dst[i] = '?';
+	dst[n] = 0;	/* kept exact: every output escapes it (mmscope/escape.h) */
 }
 
 /* Splits NUL-separated strings; returns where the next starts. */
@@ -120,6 +117,9 @@ static void header_field(struct mms_rec_info *in, uint16_t tag, const uint8_t *p
 	case REC_H_OPTIONS:
 		copy_str(in->options, sizeof(in->options), p, n);
 		break;
+	case REC_H_KNOBS:
+		copy_str(in->knobs, sizeof(in->knobs), p, n);
+		break;
 	case REC_H_FAMILY:
 		if (n < 4 || (f = rec_rd32(p)) >= MMS_FAM_NR)
 			break;	/* a family this mmscope does not know */
@@ -151,6 +151,10 @@ static bool parse_fields(struct mms_recording *rec, const uint8_t *p, size_t n, 
 			header_field(&rec->info, tag, v, len);
 		} else if (tag == REC_E_REASON) {
 			copy_str(rec->info.end_reason, sizeof(rec->info.end_reason), v, len);
+		} else if (tag == REC_E_FAILED && len > 4 && rec_rd32(v) < MMS_FAM_NR) {
+			struct mms_rec_family *fs = &rec->info.fam[rec_rd32(v)];
+
+			copy_str(fs->failed, sizeof(fs->failed), v + 4, len - 4);
 		}
 	}
 	return !c.bad;
@@ -576,7 +580,8 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 	struct stat sb;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO would otherwise hang open() until someone writes to it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot open %s: %s", path, strerror(-err));
@@ -584,7 +589,8 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
-		snprintf(errbuf, errlen, "%s is not a regular file, so not a recording", path);
+		snprintf(errbuf, errlen, "%s is %s, not a recording: give a recording file", path,
+			 mms_file_kind(sb.st_mode));
 		return -EINVAL;
 	}
 	rec = rec_alloc();

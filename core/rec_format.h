@@ -70,6 +70,7 @@ enum rec_header_tag {
 	REC_H_FLAGS = 8,
 	REC_H_OPTIONS = 9,
 	REC_H_FAMILY = 10,
+	REC_H_KNOBS = 11,	/* 1.2: "MMSCOPE_X=v" lines of knobs away from their defaults */
 };
 
 /* END fields. */
@@ -77,6 +78,7 @@ enum rec_end_tag {
 	REC_E_INTERVALS = 1,
 	REC_E_REASON = 2,
 	REC_E_END_NS = 3,
+	REC_E_FAILED = 4,	/* 1.2: u32 family, then why its source failed mid-run (one a family) */
 };
 
 /* RUN fields (tag, length, value), as HEADER's. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "mmscope/files.h"
 #include "mmscope/recording.h"
 #include "rec_format.h"
 
@@ -44,6 +45,7 @@ struct mms_recorder {
 	struct rec_buf raw;	/* an interval payload before compression */
 	struct rec_buf defs[MMS_TAB_NR];
 	uint32_t ndefs[MMS_TAB_NR];
+	char *src_failed[MMS_FAM_NR];	/* why a family's source failed mid-run */
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -125,6 +127,19 @@ static int put_end(struct mms_recorder *r, const char *reason)
 	rec_put_u32(&b, 8);
 	rec_put_u64(&b, r->intervals);
 	rec_put_field_str(&b, REC_E_REASON, reason);
+	for (int f = 0; f < MMS_FAM_NR; f++) {
+		struct rec_buf t = { 0 };
+
+		if (!r->src_failed[f])
+			continue;
+		rec_put_u32(&t, (uint32_t)f);
+		rec_put(&t, r->src_failed[f], strlen(r->src_failed[f]) + 1);
+		if (t.oom)
+			b.oom = true;
+		else
+			rec_put_field(&b, REC_E_FAILED, t.p, t.len);
+		rec_buf_free(&t);
+	}
 	rec_put_u16(&b, REC_E_END_NS);
 	rec_put_u16(&b, 0);
 	rec_put_u32(&b, 8);
@@ -291,6 +306,8 @@ static void encode_header(struct rec_buf *b, const struct mms_rec_meta *m)
 	}
 	rec_le32(x, flags);
 	rec_put_field(b, REC_H_FLAGS, x, 4);
+	if (m->knobs && *m->knobs)
+		rec_put_field_str(b, REC_H_KNOBS, m->knobs);
 	for (int f = 0; f < MMS_FAM_NR; f++) {
 		const char *s[3] = { m->fam[f].source, m->fam[f].backend, m->fam[f].why };
 
@@ -306,20 +323,6 @@ static void encode_header(struct rec_buf *b, const struct mms_rec_meta *m)
 }
 
 /* ---- Creating the file ---- */
-
-/* A numeric id from the environment, or -1. */
-static long env_id(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	long id;
-
-	if (!v || !*v)
-		return -1;
-	errno = 0;
-	id = strtol(v, &end, 10);
-	return errno || *end || id < 0 || id > 0x7fffffffL ? -1 : id;
-}
 
 static int path_error(const char *path, int e, char *errbuf, size_t errlen)
 {
@@ -346,20 +349,55 @@ int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, 
 		return path_error(path, ELOOP, errbuf, errlen);
 	if (!(flags & MMS_RECORDER_FORCE))
 		return path_error(path, EEXIST, errbuf, errlen);
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(errbuf, errlen, "%s is not a regular file: record into a file", path);
-		return -EINVAL;
+	return mms_file_may_replace(path, &sb, errbuf, errlen);
+}
+
+/*
+ * --force: a new file beside path (same directory, so rename() is atomic),
+ * renamed over the old one once its header is written.  Never the old
+ * inode: a reader holding it keeps the old recording, its owner keeps it,
+ * its other hard links are not rewritten.  tmp gets the temporary name.
+ */
+static int open_replacement(const char *path, char **tmp, char *errbuf, size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	struct stat sb;
+	int fd, err;
+
+	if (!lstat(path, &sb)) {
+		if (S_ISLNK(sb.st_mode))
+			return path_error(path, ELOOP, errbuf, errlen);
+		err = mms_file_may_replace(path, &sb, errbuf, errlen);
+		if (err)
+			return err;
+	} else if (errno != ENOENT) {
+		return path_error(path, errno, errbuf, errlen);
 	}
-	return 0;
+	if (asprintf(tmp, "%.*s.%s.XXXXXX", dlen, path, slash ? slash + 1 : path) < 0) {
+		*tmp = NULL;
+		snprintf(errbuf, errlen, "cannot record to %s: out of memory", path);
+		return -ENOMEM;
+	}
+	fd = mkostemp(*tmp, O_CLOEXEC);	/* O_EXCL, 0600 */
+	if (fd < 0) {
+		err = errno;
+		snprintf(errbuf, errlen, "cannot create a new file beside %s (--force writes "
+			 "one and renames it over the old): %s", path, strerror(err));
+		free(*tmp);
+		*tmp = NULL;
+		return -err;
+	}
+	mms_file_chown_sudo(fd);
+	return fd;
 }
 
 static int open_file(const char *path, unsigned int flags, char *errbuf, size_t errlen)
 {
-	int oflags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+	int oflags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_EXCL;
 	struct stat sb;
 	int fd;
 
-	oflags |= flags & MMS_RECORDER_FORCE ? O_TRUNC : O_EXCL;
 	fd = open(path, oflags, 0600);
 	if (fd < 0)
 		return path_error(path, errno, errbuf, errlen);
@@ -369,16 +407,7 @@ static int open_file(const char *path, unsigned int flags, char *errbuf, size_t 
 		return -EINVAL;
 	}
 	fcntl(fd, F_SETFL, 0);
-	if (flags & MMS_RECORDER_FORCE)
-		fchmod(fd, 0600);	/* an overwritten file keeps its mode otherwise */
-	if (geteuid() == 0) {
-		/* Under sudo the recording belongs to whoever asked for it. */
-		long uid = env_id("SUDO_UID"), gid = env_id("SUDO_GID");
-
-		if (uid > 0 && gid >= 0 && fchown(fd, (uid_t)uid, (gid_t)gid)) {
-			/* a filesystem without owners: it stays root's */
-		}
-	}
+	mms_file_chown_sudo(fd);	/* under sudo it belongs to whoever asked for it */
 	return fd;
 }
 
@@ -388,6 +417,7 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 	struct mms_rec_meta m = *meta;
 	struct mms_recorder *r;
 	struct rec_buf hdr = { 0 };
+	char *tmp = NULL;
 	uint8_t *fh;
 	int err;
 
@@ -397,7 +427,8 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 		err = -ENOMEM;
 		goto err_free;
 	}
-	r->fd = open_file(path, flags, errbuf, errlen);
+	r->fd = flags & MMS_RECORDER_FORCE ? open_replacement(path, &tmp, errbuf, errlen) :
+					     open_file(path, flags, errbuf, errlen);
 	if (r->fd < 0) {
 		err = r->fd;
 		goto err_free;
@@ -421,6 +452,12 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
 		goto err_unlink;
 	}
+	if (tmp && rename(tmp, path)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot replace %s: %s", path, strerror(-err));
+		goto err_unlink;
+	}
+	free(tmp);
 	r->good_off = r->out.len;
 	r->last_sync = now_ns(CLOCK_MONOTONIC);
 	*out = r;
@@ -428,9 +465,10 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 
 err_unlink:
 	close(r->fd);
-	unlink(path);
+	unlink(tmp ? tmp : path);
 	r->fd = -1;
 err_free:
+	free(tmp);
 	mms_recorder_destroy(r);
 	return err;
 }
@@ -689,6 +727,12 @@ int mms_recorder_put_run(struct mms_recorder *r, const struct mms_rec_run *run)
 	return err ? r->err : 0;
 }
 
+void mms_recorder_source_failed(struct mms_recorder *r, int family, const char *why)
+{
+	if (r && family >= 0 && family < MMS_FAM_NR && !r->src_failed[family])
+		r->src_failed[family] = strndup(why, 255);	/* NULL (no memory): not said */
+}
+
 int mms_recorder_close(struct mms_recorder *r, const char *reason)
 {
 	int err;
@@ -723,6 +767,8 @@ void mms_recorder_destroy(struct mms_recorder *r)
 	rec_buf_free(&r->raw);
 	for (int t = 0; t < MMS_TAB_NR; t++)
 		rec_buf_free(&r->defs[t]);
+	for (int f = 0; f < MMS_FAM_NR; f++)
+		free(r->src_failed[f]);
 	free(r->path);
 	free(r);
 }

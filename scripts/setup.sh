@@ -19,7 +19,7 @@ die() { echo "setup: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root to install packages (run: sudo $0)"
 
 pkgs=(meson ninja-build pkg-config gcc make clang llvm bpftool libbpf-dev libelf-dev
-      zlib1g-dev libzstd-dev libtraceevent-dev libncurses-dev libcmocka-dev
+      zlib1g-dev libzstd-dev libtraceevent-dev libncurses-dev libcmocka-dev gdb
       linux-source-6.1 xz-utils zstd tmux stress-ng linux-perf util-linux procps
       prometheus-node-exporter prometheus curl)
 missing=()

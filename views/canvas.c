@@ -7,6 +7,7 @@
 #include <wchar.h>
 
 #include "mmscope/canvas.h"
+#include "mmscope/escape.h"
 
 #define ELLIPSIS_UTF8 0x2026
 
@@ -70,36 +71,21 @@ static struct mms_cell *cell(struct mms_canvas *c, int x, int y)
 /* Next code point of s; invalid bytes come back as U+FFFD, one byte at a time. */
 static uint32_t utf8_next(const unsigned char **sp)
 {
-	const unsigned char *s = *sp;
-	uint32_t cp;
-	int n;
+	int32_t cp = mms_utf8_next(sp);
 
-	if (s[0] < 0x80) {
-		*sp = s + 1;
-		return s[0];
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		cp = s[0] & 0x1f;
-		n = 1;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		cp = s[0] & 0x0f;
-		n = 2;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		cp = s[0] & 0x07;
-		n = 3;
-	} else {
-		*sp = s + 1;
-		return 0xfffd;
-	}
-	for (int i = 1; i <= n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			*sp = s + 1;
-			return 0xfffd;
-		}
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	*sp = s + n + 1;
-	return cp;
+	return cp < 0 ? 0xfffd : (uint32_t)cp;
+}
+
+/*
+ * Outside text shows as the reports show it (\x1b, \u009b): escaped into
+ * buf when it needs it, so no control character reaches a cell.
+ */
+static const char *safe_text(const char *s, char *buf, size_t len)
+{
+	if (!mms_esc_needed(s))
+		return s;
+	mms_esc_text(buf, len, s);
+	return buf;
 }
 
 /* What a code point becomes on this canvas: every cell must be one column wide. */
@@ -129,7 +115,8 @@ static int text_width(const char *s)
 int mms_canvas_put(struct mms_canvas *c, int x, int y, enum mms_role role, const char *s,
 		   int max)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char esc[1024];
+	const unsigned char *p = (const unsigned char *)safe_text(s, esc, sizeof(esc));
 	int room, n = 0;
 
 	if (y < 0 || y >= c->h || x >= c->w)
@@ -157,7 +144,11 @@ int mms_canvas_put(struct mms_canvas *c, int x, int y, enum mms_role role, const
 int mms_canvas_put_right(struct mms_canvas *c, int x, int y, int w, enum mms_role role,
 			 const char *s)
 {
-	int tw = text_width(s);
+	char esc[1024];
+	int tw;
+
+	s = safe_text(s, esc, sizeof(esc));
+	tw = text_width(s);
 
 	if (tw > w)
 		return mms_canvas_put(c, x, y, role, s, w);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mmscope/compare.h"
+#include "mmscope/escape.h"
 #include "mmscope/format.h"
 
 #define TEXT_COLS 80
@@ -94,57 +95,67 @@ static void text_side(FILE *f, const struct mms_compare *c, const struct mms_cmp
 		      int lw)
 {
 	const struct mms_cmp_side *sd = &r->side[s];
-	char runs[16], a[32], lo[32], hi[32];
+	char runs[16], a[32], lo[32], hi[32], label[96];
 
 	if (sd->st.n == sd->runs)
 		snprintf(runs, sizeof(runs), "%d", sd->st.n);
 	else
 		snprintf(runs, sizeof(runs), "%d/%d", sd->st.n, sd->runs);
+	mms_esc_text(label, sizeof(label), c->label[s]);
 	if (sd->na) {
 		fprintf(f, "  %-*.*s %5s  n/a: its runs' sources do not measure this\n", lw, lw,
-			c->label[s], "-");
+			label, "-");
 		return;
 	}
 	if (!sd->st.n) {
-		fprintf(f, "  %-*.*s %5s  no data: no event in any run\n", lw, lw, c->label[s],
+		fprintf(f, "  %-*.*s %5s  no data: no event in any run\n", lw, lw, label,
 			runs);
 		return;
 	}
 	mms_compare_fmt(a, sizeof(a), r->unit, sd->st.mean);
 	mms_compare_fmt(lo, sizeof(lo), r->unit, sd->st.min);
 	mms_compare_fmt(hi, sizeof(hi), r->unit, sd->st.max);
-	fprintf(f, "  %-*.*s %5s %12s %7.2f%% %12s %12s\n", lw, lw, c->label[s], runs, a,
+	fprintf(f, "  %-*.*s %5s %12s %7.2f%% %12s %12s\n", lw, lw, label, runs, a,
 		sd->st.pct_stdev, lo, hi);
 }
 
 void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 {
 	int lw = label_width(c);
-	char notes[1024], head[2][96];
+	char notes[1024], head[2][96], esc[72];
 
-	for (int s = 0; s < 2; s++)
-		snprintf(head[s], sizeof(head[s]), "%.70s: %d run%s", c->label[s], c->runs[s],
+	for (int s = 0; s < 2; s++) {
+		mms_esc_text(esc, sizeof(esc), c->label[s]);
+		snprintf(head[s], sizeof(head[s]), "%s: %d run%s", esc, c->runs[s],
 			 c->runs[s] == 1 ? "" : "s");
+	}
 	/* One line when both fit, else one a side. */
 	fprintf(f, "%s%s%s\n", head[0], strlen(head[0]) + strlen(head[1]) + 2 <= TEXT_COLS ?
 		"; " : "\n", head[1]);
 	fprintf(f, "avg, %%stdev, min, max over runs; Welch's t-test, significant at p < %.2f\n",
 		c->alpha);
 	mms_compare_notes(c, notes, sizeof(notes));
-	for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1)
-		fprintf(f, "not compared: %.*s\n", (int)(nl - line), line);
+	for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = 0;
+		fputs("not compared: ", f);
+		mms_esc_fputs(f, line);
+		fputc('\n', f);
+	}
 	if (!c->nr)
 		fprintf(f, "\nno metric to compare: no run had data for the metrics asked for\n");
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct mms_cmp_row *r = &c->rows[i];
-		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[256];
+		char name[TEXT_COLS + 1], ch[32], test[64], verdict[64], line[512], ev[256];
 
 		const char *dir = r->higher_better ? ", higher is better" :
 				  r->group == MMS_CMP_SCORE ? ", lower is better" : "";
+		char ew[4 * 96 + 1];
 
-		fit(name, sizeof(name), r->name, TEXT_COLS - 2 - (int)strlen(r->what) -
-		    (int)strlen(dir));
-		fprintf(f, "\n%s: %.*s%s\n", name, TEXT_COLS - 2 - (int)strlen(dir), r->what, dir);
+		mms_esc_text(ev, sizeof(ev), r->name);
+		/* A score's unit is the user's (or a recording's): escaped like a name. */
+		mms_esc_text(ew, sizeof(ew), r->what);
+		fit(name, sizeof(name), ev, TEXT_COLS - 2 - (int)strlen(ew) - (int)strlen(dir));
+		fprintf(f, "\n%s: %.*s%s\n", name, TEXT_COLS - 2 - (int)strlen(dir), ew, dir);
 		fprintf(f, "  %-*s %5s %12s %8s %12s %12s\n", lw, "", "runs", "avg", "%stdev",
 			"min", "max");
 		text_side(f, c, r, 0, lw);
@@ -152,8 +163,9 @@ void mms_compare_print_text(FILE *f, const struct mms_compare *c)
 		fmt_change(ch, sizeof(ch), r);
 		fmt_test(test, sizeof(test), r);
 		/* A long --base/--new label in the verdict must not widen the mail. */
-		snprintf(line, sizeof(line), "  %-*s %-9s  %s%s", lw, "change", ch,
-			 mms_compare_verdict(c, r, verdict, sizeof(verdict)), test);
+		mms_compare_verdict(c, r, verdict, sizeof(verdict));
+		mms_esc_text(ev, sizeof(ev), verdict);
+		snprintf(line, sizeof(line), "  %-*s %-9s  %s%s", lw, "change", ch, ev, test);
 		fprintf(f, "%.*s\n", TEXT_COLS, line);
 	}
 }
@@ -198,19 +210,20 @@ static void json_side(FILE *f, const struct mms_compare *c, const struct mms_cmp
 void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 {
 	static const char *const units[] = { "ns", "per_sec", "ns_per_sec", "pages", "score" };
-	char esc[2][256], notes[1024], verdict[64], what[96];
+	char notes[1024], verdict[64];
 	const char *kind;
 
-	mms_fmt_json_str(esc[0], sizeof(esc[0]), c->label[0]);
-	mms_fmt_json_str(esc[1], sizeof(esc[1]), c->label[1]);
-	fprintf(f, "{\n  \"base\": \"%s\", \"new\": \"%s\", \"runs\": [%d, %d], "
-		"\"test\": \"welch\", \"alpha\": %.4g,\n  \"notes\": [", esc[0], esc[1],
+	fputs("{\n  \"base\": ", f);
+	mms_esc_fput_json(f, c->label[0]);
+	fputs(", \"new\": ", f);
+	mms_esc_fput_json(f, c->label[1]);
+	fprintf(f, ", \"runs\": [%d, %d], \"test\": \"welch\", \"alpha\": %.4g,\n  \"notes\": [",
 		c->runs[0], c->runs[1], c->alpha);
 	mms_compare_notes(c, notes, sizeof(notes));
 	for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = 0;
-		mms_fmt_json_str(esc[0], sizeof(esc[0]), line);
-		fprintf(f, "%s\"%s\"", line == notes ? "" : ", ", esc[0]);
+		fputs(line == notes ? "" : ", ", f);
+		mms_esc_fput_json(f, line);
 	}
 	fputs("],\n  \"rows\": [", f);
 	for (size_t i = 0; i < c->nr; i++) {
@@ -218,15 +231,15 @@ void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 
 		kind = r->metric == MMS_CMP_M_AVG ? "avg" : r->metric == MMS_CMP_M_RATE ? "rate" :
 		       "sum";
-		mms_fmt_json_str(esc[0], sizeof(esc[0]), r->name);
-		/* A score's unit is the user's (or a recording's): escaped like a name. */
-		mms_fmt_json_str(what, sizeof(what), r->what);
 		if (r->group == MMS_CMP_SCORE)
 			kind = "score";
-		fprintf(f, "%s\n    {\"group\": \"%s\", \"name\": \"%s\", \"metric\": \"%s\", "
-			"\"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s, "
-			"\"higher_is_better\": %s,\n     \"base\": ", i ? "," : "",
-			mms_compare_group_name(r->group), esc[0], what, kind, units[r->unit],
+		fprintf(f, "%s\n    {\"group\": \"%s\", \"name\": ", i ? "," : "",
+			mms_compare_group_name(r->group));
+		mms_esc_fput_json(f, r->name);
+		fputs(", \"metric\": ", f);
+		mms_esc_fput_json(f, r->what);
+		fprintf(f, ", \"kind\": \"%s\", \"unit\": \"%s\", \"lower_is_better\": %s, "
+			"\"higher_is_better\": %s,\n     \"base\": ", kind, units[r->unit],
 			r->lower_better ? "true" : "false", r->higher_better ? "true" : "false");
 		json_side(f, c, &r->side[0], 0, r->group == MMS_CMP_SCORE ? 15 : 6);
 		fputs(",\n     \"new\": ", f);
@@ -243,17 +256,6 @@ void mms_compare_print_json(FILE *f, const struct mms_compare *c)
 			mms_compare_verdict(c, r, verdict, sizeof(verdict)));
 	}
 	fputs("\n  ]\n}\n", f);
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
 }
 
 /* Undefined numbers are empty fields, never a 0 that was not measured. */
@@ -286,10 +288,10 @@ void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep
 		const struct mms_cmp_row *r = &c->rows[i];
 
 		fprintf(f, "%s%s", mms_compare_group_name(r->group), s);
-		csv_str(f, r->name);
+		mms_esc_fput_csv(f, r->name, s);
 		fputs(s, f);
 		if (r->group == MMS_CMP_SCORE)
-			csv_str(f, r->what);	/* the user's unit may hold the separator */
+			mms_esc_fput_csv(f, r->what, s);	/* the user's unit may hold the separator */
 		else
 			fputs(r->what, f);
 		fprintf(f, "%s%s", s, units[r->unit]);
@@ -308,6 +310,8 @@ void mms_compare_print_csv(FILE *f, const struct mms_compare *c, const char *sep
 		csv_num(f, s, r->change_pct, true);
 		csv_num(f, s, r->welch.t, r->welch.valid);
 		csv_num(f, s, r->welch.p, r->welch.valid);
-		fprintf(f, "%s%s\n", s, mms_compare_verdict(c, r, verdict, sizeof(verdict)));
+		fputs(s, f);
+		mms_esc_fput_csv(f, mms_compare_verdict(c, r, verdict, sizeof(verdict)), s);
+		fputc('\n', f);
 	}
 }

@@ -60,24 +60,3 @@ int mms_fmt_bytes(char *buf, size_t len, uint64_t bytes)
 		return snprintf(buf, len, "%.1fMiB", (double)bytes / (1 << 20));
 	return snprintf(buf, len, "%.2fGiB", (double)bytes / (1 << 30));
 }
-
-int mms_fmt_json_str(char *buf, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	for (; *s && o + 7 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20) {
-			o += (size_t)snprintf(buf + o, len - o, "\\u%04x", c);
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	if (len)
-		buf[o < len ? o : len - 1] = 0;
-	return (int)o;
-}

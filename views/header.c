@@ -78,7 +78,7 @@ static void line_sources(const struct mms_header *hd, struct mms_canvas *c, int 
 		return;
 	}
 	for (int f = 0; f < MMS_FAM_NR; f++)
-		if (!hd->fam[f].source && !waits_only(hd, f))
+		if ((!hd->fam[f].source && !waits_only(hd, f)) || hd->fam[f].failed[0])
 			nr_bad++;
 	/* Room left after the working ones, shared by the unavailable ones. */
 	room = c->w - x;
@@ -91,6 +91,13 @@ static void line_sources(const struct mms_header *hd, struct mms_canvas *c, int 
 		const struct mms_family_status *fs = &hd->fam[f];
 
 		x = seg(c, x, y, MMS_ROLE_NORMAL, names[f]);
+		if (fs->failed[0]) {
+			/* Stopped working mid-run: say so where its backend was. */
+			snprintf(buf, sizeof(buf), "FAILED: %s", fs->failed);
+			x += mms_canvas_put(c, x, y, MMS_ROLE_ERROR, buf,
+					    room / nr_bad > 14 ? room / nr_bad - 1 : 13) + 2;
+			continue;
+		}
 		if (fs->source) {
 			x = seg(c, x, y, MMS_ROLE_GOOD, fs->backend ? fs->backend : "?") + 1;
 			continue;

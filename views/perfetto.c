@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmscope/escape.h"
 #include "mmscope/export.h"
-#include "mmscope/format.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/query.h"
 
@@ -48,10 +48,7 @@ struct ctx {
 
 static void json_str(FILE *f, const char *s)
 {
-	char buf[1024];
-
-	mms_fmt_json_str(buf, sizeof(buf), s ? s : "");
-	fprintf(f, "\"%s\"", buf);
+	mms_esc_fput_json(f, s ? s : "");
 }
 
 static void event_begin(struct ctx *c, const char *name, char ph, double ts, int pid)

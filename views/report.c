@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmscope/escape.h"
 #include "mmscope/format.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/report.h"
@@ -165,11 +166,14 @@ static void proc_cols(const struct mms_store *st, const struct metric_row *x, ch
 {
 	if (mms_tgid_short(x->tgid)) {
 		snprintf(pid, pid_len, "-");
-		snprintf(comm, comm_len, "<%s>", proc_comm(st, x->proc_id));
+		char e[64];
+
+		mms_esc_text(e, sizeof(e), proc_comm(st, x->proc_id));
+		snprintf(comm, comm_len, "<%s>", e);
 		return;
 	}
 	snprintf(pid, pid_len, "%u", x->tgid);
-	snprintf(comm, comm_len, "%s", proc_comm(st, x->proc_id));
+	mms_esc_text(comm, comm_len, proc_comm(st, x->proc_id));
 }
 
 static const char *last_col_name(enum mms_group by)
@@ -193,9 +197,11 @@ static void print_stack(FILE *f, const struct mms_store *st, uint32_t stack_id)
 {
 	const struct mms_stack *s = mms_store_get_stack(st, stack_id);
 
-	for (uint32_t i = 0; s && i < s->nr; i++)
-		fprintf(f, "\t\t\t%#llx  %s\n", (unsigned long long)s->ips[i],
-			mms_store_get_str(st, s->sym_ids[i]));
+	for (uint32_t i = 0; s && i < s->nr; i++) {
+		fprintf(f, "\t\t\t%#llx  ", (unsigned long long)s->ips[i]);
+		mms_esc_fputs(f, mms_store_get_str(st, s->sym_ids[i]));
+		fputc('\n', f);
+	}
 }
 
 /* A task row's pid (tid by task): "-" for short-lived processes shown together. */
@@ -234,12 +240,11 @@ static void text_rows(FILE *f, const struct mms_store *st, const struct mms_repo
 			mms_fmt_time(b[4], sizeof(b[4]), mms_stat_percentile(&r->wait, 99), 12);
 			fprintf(f, "%s %s ", b[3], b[4]);
 		}
-		if (tasks) {
+		if (tasks)
 			row_pid(st, o->by, r, b[0], sizeof(b[0]));
-			fprintf(f, "  %10s   %s\n", b[0], r->label);
-		}
-		else
-			fprintf(f, "  %10s   %s\n", mms_lock_type_name(r->flags), r->label);
+		fprintf(f, "  %10s   ", tasks ? b[0] : mms_lock_type_name(r->flags));
+		mms_esc_fputs(f, r->label);
+		fputc('\n', f);
 		if (o->stacks)
 			print_stack(f, st, r->first_stack);
 	}
@@ -282,8 +287,13 @@ static void text_metric_line(FILE *f, const char *name, const char *label, const
 			     const char *pid, const char *comm, const struct mms_stat *stat,
 			     double secs)
 {
-	char tot[32], avg[32];
+	char tot[32], avg[32], el[160], es[64];
 
+	/* A recording's metric names and sub-keys are outside text too. */
+	mms_esc_text(el, sizeof(el), label);
+	mms_esc_text(es, sizeof(es), sub);
+	label = el;
+	sub = es;
 	if (metric_is_time(name)) {
 		mms_fmt_time(tot, sizeof(tot), stat->total, 12);
 		mms_fmt_time(avg, sizeof(avg), mms_stat_avg(stat), 12);
@@ -292,7 +302,7 @@ static void text_metric_line(FILE *f, const char *name, const char *label, const
 		snprintf(avg, sizeof(avg), "%12.2f", stat->count ?
 			 (double)stat->total / (double)stat->count : 0.0);
 	}
-	fprintf(f, "%-26s %-14s %8s %-15.15s %10llu %10.1f %s %s\n", label, sub, pid, comm,
+	fprintf(f, "%-26s %-14s %8s %-15s %10llu %10.1f %s %s\n", label, sub, pid, comm,
 		(unsigned long long)stat->count, secs > 0 ? (double)stat->count / secs : 0, tot,
 		avg);
 }
@@ -327,7 +337,7 @@ static void text_metrics(FILE *f, const struct mms_store *st, const struct metri
 		const char *name = mms_store_get_str(st, mr->rows[i].metric_id);
 		struct mms_stat all = { 0 };
 		size_t j = i, n = 0;
-		char sub[32], pid[16], comm[32];
+		char sub[32], pid[16], comm[72];
 
 		/* Rows are sorted by metric, sub, tgid: one group at a time. */
 		while (j < mr->nr && mr->rows[j].metric_id == mr->rows[i].metric_id &&
@@ -369,25 +379,39 @@ static void text_footer(FILE *f, const struct mms_report_meta *m, const uint64_t
 		}
 	if (any)
 		fputc('\n', f);
-	for (int fam = 0; m && fam < MMS_FAM_NR; fam++)
-		if (!m->fam_source[fam] && m->fam_why[fam] && fam != MMS_FAM_MMAP_LOCK)
-			fprintf(f, "%s: unavailable: %s\n", mms_family_name(fam), m->fam_why[fam]);
-		else if (m->fam_source[fam] && m->fam_why[fam])
-			fprintf(f, "%s: %s: %s\n", mms_family_name(fam), m->fam_source[fam],
-				m->fam_why[fam]);
+	for (int fam = 0; m && fam < MMS_FAM_NR; fam++) {
+		if (!m->fam_source[fam] && m->fam_why[fam] && fam != MMS_FAM_MMAP_LOCK) {
+			fprintf(f, "%s: unavailable: ", mms_family_name(fam));
+		} else if (m->fam_source[fam] && m->fam_why[fam]) {
+			fprintf(f, "%s: ", mms_family_name(fam));
+			mms_esc_fputs(f, m->fam_source[fam]);
+			fputs(": ", f);
+		} else {
+			continue;
+		}
+		mms_esc_fputs(f, m->fam_why[fam]);
+		fputc('\n', f);
+	}
+	for (int fam = 0; m && fam < MMS_FAM_NR; fam++) {
+		if (!m->fam_failed[fam])
+			continue;
+		fprintf(f, "%s: FAILED during the run (its data stops there): ",
+			mms_family_name(fam));
+		mms_esc_fputs(f, m->fam_failed[fam]);
+		fputc('\n', f);
+	}
 	if (m && m->evicted)
 		fprintf(f, "note: the oldest %llu intervals fell out of the history window and are "
 			"not in these totals\n", (unsigned long long)m->evicted);
-	if (m && m->message)
-		fprintf(f, "%s\n", m->message);
+	if (m && m->message) {
+		mms_esc_fputs(f, m->message);
+		fputc('\n', f);
+	}
 }
 
 static void json_str(FILE *f, const char *s)
 {
-	char buf[1024];
-
-	mms_fmt_json_str(buf, sizeof(buf), s ? s : "");
-	fprintf(f, "\"%s\"", buf);
+	mms_esc_fput_json(f, s);
 }
 
 void mms_report_run_json(FILE *f, const struct mms_rec_run *run)
@@ -511,6 +535,12 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 			fputs("null, \"why\": ", f);
 			json_str(f, m && m->fam_why[fam] ? m->fam_why[fam] : "not recorded");
 		}
+		/* A source that stopped working mid-run: its data ends there. */
+		fputs(", \"failed\": ", f);
+		if (m && m->fam_failed[fam])
+			json_str(f, m->fam_failed[fam]);
+		else
+			fputs("null", f);
 		fputs("}", f);
 	}
 	fputs("\n  },\n  \"rows\": [\n", f);
@@ -554,22 +584,6 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 	fputs("\n}\n", f);
 }
 
-static void csv_field(FILE *f, const char *s, const char *sep)
-{
-	/* Quote only what needs it, as RFC 4180 says. */
-	if (!strpbrk(s, "\"\n") && !strstr(s, sep)) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms_rows *rows)
 {
 	const char *sep = o->sep ? o->sep : ",";
@@ -587,27 +601,28 @@ static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms
 			(unsigned long long)mms_stat_avg(s), sep,
 			(unsigned long long)mms_stat_percentile(s, 50), sep,
 			(unsigned long long)mms_stat_percentile(s, 99), sep);
-		csv_field(f, mms_lock_type_name(rows->rows[i].flags), sep);
+		mms_esc_fput_csv(f, mms_lock_type_name(rows->rows[i].flags), sep);
 		fputs(sep, f);
-		csv_field(f, rows->rows[i].label, sep);
+		mms_esc_fput_csv(f, rows->rows[i].label, sep);
 		fputc('\n', f);
 	}
 }
 
 /*
- * One frame of a folded line.  ';' separates frames and the last space the value, so
- * neither may come from a name as is: ';' (which a process can put in its name, and so in
- * a lock's label) becomes ':', and bytes a terminal would act on become '?'.  Spaces stay:
- * the folded readers split the value off at the last one.  strip drops "+0x1f/0x40".
+ * One frame of a folded line, escaped as all text is (mms_esc_text).  ';' separates frames
+ * and the last space the value, so ';' (which a process can put in its name, and so in a
+ * lock's label) becomes ':'.  Spaces stay: the folded readers split the value off at the
+ * last one.  strip drops the symbol's "+0x1f/0x40".
  */
 static void folded_frame(FILE *f, const char *s, bool strip)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char buf[4 * 512 + 1];
 
-		if (strip && c == '+')
+	mms_esc_text(buf, sizeof(buf), s);
+	for (const char *p = buf; *p; p++) {
+		if (strip && *p == '+')
 			break;
-		fputc(c == ';' ? ':' : c < 0x20 || c == 0x7f ? '?' : c, f);
+		fputc(*p == ';' ? ':' : *p, f);
 	}
 }
 

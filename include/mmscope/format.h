@@ -17,7 +17,5 @@ int mms_fmt_time_short(char *buf, size_t len, uint64_t ns);
 int mms_fmt_count(char *buf, size_t len, double v);
 /* Bytes: "512B", "1.5KiB", "3.0MiB". */
 int mms_fmt_bytes(char *buf, size_t len, uint64_t bytes);
-/* JSON string body with escapes (no quotes added). */
-int mms_fmt_json_str(char *buf, size_t len, const char *s);
 
 #endif

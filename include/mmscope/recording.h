@@ -39,6 +39,7 @@ struct mms_rec_family {
 	char source[32];	/* "lock-bpf" ..., "" when none worked */
 	char backend[16];	/* "bpf", "perf" ... */
 	char why[256];		/* when none: why not; else what it cannot measure, or "" */
+	char failed[256];	/* why its source failed during the run (END), "" when it did not */
 };
 
 /*
@@ -72,6 +73,7 @@ struct mms_rec_info {
 	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: make (pid 7)" */
 	char cmdline[1024];	/* mmscope's own command line */
 	char options[1536];	/* "key=value" lines */
+	char knobs[256];	/* "MMSCOPE_X=v" lines of non-default knobs, "" when none */
 	uint64_t start_ns;	/* CLOCK_REALTIME when recording started */
 	uint32_t interval_ms;
 	uint32_t flags;		/* enum mms_rec_flags */
@@ -117,16 +119,19 @@ struct mms_rec_meta {
 	struct {
 		const char *source, *backend, *why;
 	} fam[MMS_FAM_NR];
+	const char *knobs;		/* mms_knobs_describe() lines, or NULL */
 };
 
 enum mms_recorder_flags {
-	MMS_RECORDER_FORCE = 1U << 0,	/* overwrite an existing file (never a symlink) */
+	MMS_RECORDER_FORCE = 1U << 0,	/* replace an existing file (never a symlink) */
 };
 
 /*
- * Creates path (mode 0600, O_EXCL unless FORCE, never through a symlink;
- * chowned to SUDO_UID/SUDO_GID when run as root under sudo) and writes the
- * header.  On failure errbuf says what failed and what to do.
+ * Creates path (mode 0600, O_EXCL, never through a symlink; chowned to
+ * SUDO_UID/SUDO_GID when run as root under sudo) and writes the header.
+ * FORCE: a new file beside it, renamed over an existing one (a regular file
+ * with one link, ours or the sudo user's), never written into.  On failure
+ * errbuf says what failed and what to do.
  */
 int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsigned int flags,
 			struct mms_recorder **out, char *errbuf, size_t errlen);
@@ -149,6 +154,8 @@ int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
  * write(); call it once, just before close.  Errors as mms_recorder_write().
  */
 int mms_recorder_put_run(struct mms_recorder *r, const struct mms_rec_run *run);
+/* A family's source failed mid-run: the END block says why (the first reason kept). */
+void mms_recorder_source_failed(struct mms_recorder *r, int family, const char *why);
 /* Writes the END block (with reason, "" for a normal end), syncs, closes. */
 int mms_recorder_close(struct mms_recorder *r, const char *reason);
 void mms_recorder_destroy(struct mms_recorder *r);

@@ -43,6 +43,7 @@ struct mms_report_meta {
 	const char *fam_source[MMS_FAM_NR];	/* source used, NULL: none */
 	const char *fam_backend[MMS_FAM_NR];
 	const char *fam_why[MMS_FAM_NR];	/* why none; with a source: its note, or NULL */
+	const char *fam_failed[MMS_FAM_NR];	/* why its source failed mid-run, or NULL */
 	const char *message;	/* "process 42 exited", or NULL */
 	uint64_t evicted;	/* intervals that fell out of the store */
 	const struct mms_rec_run *run;	/* a recording's run and score, or NULL */

@@ -30,6 +30,11 @@ struct mms_family_status {
 	 * cannot measure on this kernel (its note), "" when nothing.
 	 */
 	char why[256];
+	/*
+	 * Its source failed while running (a drain error): why, "" while it
+	 * works.  The session stops draining it; the other sources go on.
+	 */
+	char failed[256];
 };
 
 /* Called after every commit with the interval just committed. */
@@ -60,7 +65,12 @@ int mms_session_open(struct mms_session *s, char *errbuf, size_t errlen);
 /* Uses an already-made source instead of live collectors (replay). */
 int mms_session_open_source(struct mms_session *s, struct mms_source *src, char *errbuf,
 			    size_t errlen);
-int mms_session_start(struct mms_session *s);
+/*
+ * Starts the sources, gives up every privilege the run no longer needs
+ * (docs/SECURITY.md), then the timer and the launched command.  A failure
+ * to drop stops it here, with the reason in errbuf ("" for other errors).
+ */
+int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen);
 void mms_session_destroy(struct mms_session *s);
 
 struct mms_store *mms_session_store(struct mms_session *s);
@@ -77,7 +87,11 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 /* Changes the interval (live); 0 or -EINVAL. */
 int mms_session_set_interval(struct mms_session *s, uint32_t ms);
 uint32_t mms_session_interval(const struct mms_session *s);
-/* Ends the current interval now (flush at exit). */
+/*
+ * Ends the current interval now (flush at exit).  A source whose drain
+ * fails is marked failed (mms_family_status.failed) and skipped from then
+ * on; the interval is committed with the others' data.  Errors: the store's.
+ */
 int mms_session_flush(struct mms_session *s);
 
 /* Headless: loops until quit (signal, --duration, command exit). */

@@ -103,3 +103,32 @@ wait_started() {
 no_sanitizer_report() {	# FILE...
 	! grep -qE 'Sanitizer|runtime error:' "$@"
 }
+
+# ---- breaking a running source for real (live-faults-srcfail, tui-faults-srcfail) ----
+
+bpf_prog_fd() {	# PID NAME: the descriptor of PID's BPF program NAME
+	local ids f
+
+	ids=$(bpftool prog show -j | python3 -c 'import json, sys
+print("|".join(str(p["id"]) for p in json.load(sys.stdin) if p.get("name") == sys.argv[1]))' "$2")
+	[ -n "$ids" ] || return 1
+	f=$(grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | head -1)
+	[ -n "$f" ] && echo "${f##*/}"
+}
+# break_fd PID FD: makes PID's FD a copy of its stderr, as a debugger can:
+# from then on the kernel refuses every BPF use of it (EINVAL: not a BPF
+# program).  No string is passed: gdb would malloc it in the process, and
+# the sanitizer build would report that as a leak of mmscope's.
+break_fd() {
+	gdb -nx -batch -p "$1" -iex "set debuginfod enabled off" -iex "set auto-load off" \
+		-ex "call (int)dup2(2, $2)" >"$tmp/gdb.out" 2>&1 &&
+		grep -q "^\\\$1 = $2\$" "$tmp/gdb.out"
+}
+# Breaks the lock-bpf source of a running PID for real: its drain program's
+# descriptor stops being one, so BPF_PROG_TEST_RUN fails in the kernel.
+break_lock_source() {	# PID
+	local fd
+
+	fd=$(bpf_prog_fd "$1" drain) || fail "no BPF program 'drain' in pid $1 (not lock-bpf?)"
+	break_fd "$1" "$fd" || fail "gdb could not replace fd $fd: $(cat "$tmp/gdb.out")"
+}

@@ -10,7 +10,7 @@
 #   faults_test.sh MMSCOPE MMAP_CHURN CASE
 #
 # CASE: exits target unpriv paranoid sources mapfull ringlost files badfiles
-#       privdrop
+#       privdrop escape privfail knobs srcfail
 set -u
 
 mms=$(realpath "$1")
@@ -461,17 +461,46 @@ t_files() {
 	err_has "cannot create $tmp/ro/x.mms: Read-only file system" "EROFS named"
 	umount "$tmp/ro"
 	expect 1 "record into a directory" "$mms" record -o "$tmp" --duration 1 --force
-	err_has "is not a regular file" "directory refused"
+	err_has "$tmp is a directory: record into a regular file" "directory refused"
 	# An existing file is kept unless --force; --force makes it 0600.
 	echo keep >"$tmp/old.mms"
 	chmod 0644 "$tmp/old.mms"
 	expect 1 "record onto an existing file" "$mms" record -o "$tmp/old.mms" --duration 1
 	err_has "$tmp/old.mms already exists: .*--force" "existing file: says --force"
 	[ "$(cat "$tmp/old.mms")" = keep ] || fail "an existing file was changed"
+	# --force writes a new file and renames it over the old one: a new inode,
+	# and a reader that opened the old file goes on reading the old bytes.
+	local ino
+	ino=$(stat -c %i "$tmp/old.mms")
+	exec 3<"$tmp/old.mms"
 	expect 0 "record --force onto an existing file" "$mms" record -o "$tmp/old.mms" \
 		--duration 1 --force
 	[ "$(stat -c %a "$tmp/old.mms")" = 600 ] || fail "overwritten recording is not 0600"
 	"$mms" info "$tmp/old.mms" >/dev/null || fail "the overwritten recording does not open"
+	[ "$(stat -c %i "$tmp/old.mms")" != "$ino" ] || fail "--force wrote into the old inode"
+	[ "$(cat <&3)" = keep ] || fail "a reader of the old file saw the new recording"
+	exec 3<&-
+	ls -a "$tmp" | grep -q '^\.old\.mms\.' && fail "--force left its temporary file"
+	ok "--force: new inode $(stat -c %i "$tmp/old.mms") (was $ino), old reader kept 'keep'"
+	# Never a file with other hard links (they would keep the old recording
+	# while the user thinks it is gone), never another user's file.
+	echo keep >"$tmp/h1.mms"
+	ln "$tmp/h1.mms" "$tmp/h2.mms"
+	expect 1 "record --force onto a hard-linked file" "$mms" record -o "$tmp/h1.mms" \
+		--duration 1 --force
+	err_has "$tmp/h1.mms has 2 hard links" "hard link refused"
+	[ "$(cat "$tmp/h1.mms")" = keep ] || fail "a hard-linked file was replaced"
+	echo keep >"$tmp/other.mms"
+	chown nobody "$tmp/other.mms"
+	expect 1 "record --force onto another user's file" "$mms" record -o "$tmp/other.mms" \
+		--duration 1 --force
+	err_has "$tmp/other.mms belongs to nobody \\(uid 65534\\): --force replaces only your own" \
+		"other owner refused"
+	[ "$(cat "$tmp/other.mms")" = keep ] || fail "another user's file was replaced"
+	# ... unless that user is the one who ran sudo: it is theirs again after.
+	expect 0 "record --force onto the sudo user's file" env SUDO_UID=65534 SUDO_GID=65534 \
+		"$mms" record -o "$tmp/other.mms" --duration 1 --force
+	[ "$(stat -c %u "$tmp/other.mms")" = 65534 ] || fail "the sudo user's file changed owner"
 	# Symlinks are never written through, with or without --force, dangling or not.
 	echo keep >"$v"
 	ln -s "$v" "$tmp/link.mms"
@@ -490,6 +519,159 @@ t_files() {
 	expect 1 "report -o symlink" "$mms" report -o "$tmp/link.mms" --duration 1
 	err_has "$tmp/link.mms is a symbolic link" "report -o: symlink named"
 	[ "$(cat "$v")" = keep ] || fail "report -o wrote through a symlink"
+}
+
+# ---- hostile names: a process name and a mapped file's path with escape sequences ----
+
+# Any user can name its process (prctl(PR_SET_NAME)) and its files: report's
+# text shows them escaped (\x1b), never raw; JSON holds them exactly.
+t_escape() {
+	local name=$'\e[31mred\e]0;x\a' file="$tmp/evil"$'\e[7m\x01'map f
+	local shown='\x1b[31mred\x1b]0;x\x07' fshown="$tmp/evil\\x1b[7m\\x01map"
+	local work=("$churn" -N "$name" -t 2 -P 2 -s 3 -f "$file" -S)
+	local ctl=$'[\x01-\x08\x0b-\x1f\x7f]'
+
+	expect 0 "live report --by lock, hostile names" "$mms" report --by lock \
+		-o "$tmp/lock.txt" -- "${work[@]}"
+	expect 0 "record, hostile names" "$mms" record -o "$tmp/esc.mms" -- "${work[@]}"
+	"$mms" report --by task "$tmp/esc.mms" >"$tmp/task.txt" || fail "report --by task"
+	"$mms" report --by lock --stacks "$tmp/esc.mms" >"$tmp/lock2.txt" || fail "report FILE"
+	"$mms" info "$tmp/esc.mms" >"$tmp/info.txt" || fail "info"
+	"$mms" report --json --by lock "$tmp/esc.mms" >"$tmp/esc.json" || fail "report --json"
+	for f in lock task lock2 info; do
+		# No C0 control character but tab and newline, no DEL.
+		! LC_ALL=C grep -q "$ctl" "$tmp/$f.txt" ||
+			fail "$f.txt holds raw control characters:" \
+				"$(LC_ALL=C grep -n "$ctl" "$tmp/$f.txt" | head -3 | cat -v)"
+	done
+	grep -F "mmap_lock (" "$tmp/lock.txt" | grep -qF " $shown)" ||
+		fail "live report: no mmap_lock row named '$shown'"
+	grep -qF "$shown" "$tmp/task.txt" || fail "report --by task: '$shown' not shown"
+	grep -qF "i_mmap_rwsem ($fshown)" "$tmp/lock.txt" "$tmp/lock2.txt" ||
+		fail "no i_mmap_rwsem row with the escaped path '$fshown'"
+	# JSON: valid, and the very bytes the process and the file system hold.
+	python3 - "$tmp/esc.json" "$name" "$file" <<'EOF' || fail "report --json is not exact"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+names = [x["name"] for x in r["rows"]]
+assert any(re.fullmatch(r"mmap_lock \(\d+ " + re.escape(sys.argv[2]) + r"\)", n)
+           for n in names), names[:10]
+assert "i_mmap_rwsem (%s)" % sys.argv[3] in names, names[:10]
+EOF
+	ok "names with escape sequences: escaped in text ($shown), exact in JSON"
+}
+
+# ---- the privilege drop fails closed ----
+
+# Under a bounding set without CAP_SETPCAP (setpriv, as a container or a
+# service manager may start it), the drop cannot empty the bounding set:
+# mmscope stops before the first interval and before the command runs.
+t_privfail() {
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	expect 1 "record under a bounding set without CAP_SETPCAP" setpriv --bounding-set -setpcap \
+		"$mms" record -o "$tmp/pf.mms" --duration 2
+	err_has "cannot give up privileges after attaching \(prctl\(PR_CAPBSET_DROP\): Operation not permitted\), so mmscope stops before collecting anything" \
+		"the failed drop named"
+	[ ! -e "$tmp/pf.mms" ] || fail "a recording was left behind although the drop failed"
+	expect 1 "report -- CMD under a bounding set without CAP_SETPCAP" setpriv \
+		--bounding-set -setpcap "$mms" report --duration 2 -- touch "$tmp/ran"
+	err_has "cannot give up privileges" "report: the failed drop named"
+	[ ! -e "$tmp/ran" ] || fail "the command ran although the drop failed"
+	ok "a failed drop stops mmscope before it collects or runs anything"
+}
+
+# ---- MMSCOPE_* knobs: strict values, a mark in the recording ----
+
+t_knobs() {
+	local v
+
+	for v in yes on 2 -1 1x; do
+		expect 2 "MMSCOPE_EMPTY_HANDLERS=$v refused" env MMSCOPE_EMPTY_HANDLERS="$v" \
+			"$mms" record -o "$tmp/k.mms" --duration 1
+		err_has "MMSCOPE_EMPTY_HANDLERS=$v: takes 0 or 1; unset it for the default" \
+			"bad value named"
+	done
+	for v in 0 x 99999999999; do
+		expect 2 "MMSCOPE_STACK_CHECK=$v refused" env MMSCOPE_STACK_CHECK="$v" \
+			"$mms" info "$tmp/none.mms"
+		err_has "MMSCOPE_STACK_CHECK=$v: takes a count from 1" "bad value named"
+	done
+	[ ! -e "$tmp/k.mms" ] || fail "a refused knob still recorded"
+	background_churn 30
+	# =0 is off: collection as by default, and the recording says nothing.
+	expect 0 "MMSCOPE_EMPTY_HANDLERS=0 record" env MMSCOPE_EMPTY_HANDLERS=0 "$mms" record \
+		-o "$tmp/off.mms" --duration 3
+	"$mms" report --json -o "$tmp/off.json" "$tmp/off.mms" || fail "report"
+	[ "$(json "$tmp/off.json" 'r["totals"]["contended"] > 0')" = True ] ||
+		fail "MMSCOPE_EMPTY_HANDLERS=0 turned collection off"
+	"$mms" info "$tmp/off.mms" >"$tmp/off.txt" || fail "info"
+	! grep -q '^knobs' "$tmp/off.txt" || fail "a default run says it has knobs"
+	# =1: the handlers return at once, and info says the run was not a default one.
+	expect 0 "MMSCOPE_EMPTY_HANDLERS=1 record" env MMSCOPE_EMPTY_HANDLERS=1 "$mms" record \
+		-o "$tmp/on.mms" --duration 3
+	"$mms" info "$tmp/on.mms" >"$tmp/on.txt" || fail "info"
+	grep -qE '^knobs +MMSCOPE_EMPTY_HANDLERS=1 \(a diagnostic setting' "$tmp/on.txt" ||
+		fail "info does not say MMSCOPE_EMPTY_HANDLERS=1: $(cat "$tmp/on.txt")"
+	"$mms" info --json "$tmp/on.mms" >"$tmp/on.json" || fail "info --json"
+	[ "$(json "$tmp/on.json" 'r["knobs"] == {"MMSCOPE_EMPTY_HANDLERS": "1"}')" = True ] ||
+		fail "info --json knobs: $(json "$tmp/on.json" 'r["knobs"]')"
+	"$mms" report --json -o "$tmp/on-r.json" "$tmp/on.mms" || fail "report"
+	[ "$(json "$tmp/on-r.json" 'r["totals"]["contended"]')" = 0 ] ||
+		fail "MMSCOPE_EMPTY_HANDLERS=1 still collected waits"
+	ok "knobs: bad values refused, =0 is off, =1 marked in the recording"
+}
+
+# ---- a source that fails mid-run: marked failed, the others go on ----
+
+t_srcfail() {
+	local pid n
+
+	command -v gdb >/dev/null || skip "gdb is not installed"
+	background_churn 120
+	# A recording: the failure is in its END block, intervals go on with the rest.
+	"$mms" record -o "$tmp/sf.mms" --interval 250 --source bpf 2>"$tmp/sf.err" &
+	pid=$!
+	wait_intervals "$tmp/sf.mms" 4 $pid
+	break_lock_source $pid
+	n=$("$mms" info --json "$tmp/sf.mms" | grep -oE '"intervals": [0-9]+' | grep -oE '[0-9]+')
+	wait_intervals "$tmp/sf.mms" $((n + 8)) $pid
+	kill -INT $pid
+	wait $pid || fail "record exited $? after its lock source failed"
+	no_sanitizer_report "$tmp/sf.err" || fail "sanitizer report"
+	"$mms" info "$tmp/sf.mms" >"$tmp/sf.txt" || fail "info"
+	grep -qE '^ +FAILED during the run, its data stops there: lock-bpf: draining CPU [0-9]+ failed: Invalid argument' \
+		"$tmp/sf.txt" || fail "info does not say the lock source failed: $(cat "$tmp/sf.txt")"
+	"$mms" report --json -o "$tmp/sf.json" "$tmp/sf.mms" || fail "report FILE"
+	json "$tmp/sf.json" 'r["sources"]["lock"]["failed"]' | grep -q "lock-bpf: draining CPU" ||
+		fail "report --json FILE: sources.lock.failed is $(json "$tmp/sf.json" 'r["sources"]["lock"]')"
+	# Waits in the intervals before the failure, none after; mm metrics in both.
+	python3 "$here/../replay/mmsrec.py" --intervals "$tmp/sf.mms" >"$tmp/sf.ivs" ||
+		fail "independent reader"
+	python3 - "$tmp/sf.ivs" <<'EOF' || fail "intervals around the failure are wrong"
+import json, sys
+ivs = [json.loads(l) for l in open(sys.argv[1])]
+before = [i for i in ivs if i["locks"]]
+after = ivs[len(before):]
+print("intervals:", len(ivs), "with waits:", len(before), "after the failure:", len(after))
+assert before == ivs[:len(before)] and len(before) >= 4, [i["locks"] for i in ivs]
+assert len(after) >= 6 and all(i["metrics"] > 0 for i in after), [i["metrics"] for i in after]
+EOF
+	# A live report: its JSON says it too, and its intervals kept coming.
+	"$mms" report --json -o "$tmp/sf-live.json" --interval 250 --duration 6 --source bpf \
+		2>"$tmp/sf-live.err" &
+	pid=$!
+	wait_started $pid || fail "report did not start"
+	sleep 1
+	break_lock_source $pid
+	wait $pid || fail "report exited $? after its lock source failed"
+	no_sanitizer_report "$tmp/sf-live.err" || fail "sanitizer report (report)"
+	json "$tmp/sf-live.json" 'r["sources"]["lock"]["failed"]' | grep -q "lock-bpf: draining CPU" ||
+		fail "live report --json: sources.lock is $(json "$tmp/sf-live.json" 'r["sources"]["lock"]')"
+	# 24 at most; the failure comes about 1 s in, so a session that froze
+	# there (as it did) has 4 to 6.  gdb's stop costs a few ticks.
+	[ "$(json "$tmp/sf-live.json" 'r["intervals"] >= 12')" = True ] ||
+		fail "live report: $(json "$tmp/sf-live.json" 'r["intervals"]') intervals in 6 s of 250 ms"
+	ok "a lock source broken mid-run: marked failed (info, report JSON), $(json "$tmp/sf-live.json" 'r["intervals"]') intervals in 6 s"
 }
 
 # ---- broken recordings: every reader says what is wrong, nothing crashes ----
@@ -621,7 +803,8 @@ t_privdrop() {
 }
 
 case "$case_" in
-exits | target | unpriv | paranoid | sources | mapfull | ringlost | files | badfiles | privdrop)
+exits | target | unpriv | paranoid | sources | mapfull | ringlost | files | badfiles | privdrop | \
+	escape | privfail | knobs | srcfail)
 	"t_$case_"
 	echo "PASS ($case_)"
 	;;

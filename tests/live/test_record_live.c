@@ -77,7 +77,7 @@ static void test_recorded_equals_shown(void **state)
 	assert_int_equal(mms_recorder_create_session(path, s, 0, &r, err, sizeof(err)), 0);
 	mms_session_add_tap(s, mms_recorder_tap, r);
 	mms_session_add_tap(s, show_tap, &sh);
-	assert_int_equal(mms_session_start(s), 0);
+	assert_int_equal(mms_session_start(s, NULL, 0), 0);
 	assert_int_equal(mms_session_run(s), 0);
 	assert_int_equal(mms_session_child_status(s), 0);
 	assert_int_equal(mms_recorder_close(r, ""), 0);

@@ -11,7 +11,7 @@
 # CASE: exits (q, Ctrl-C, SIGTERM)  hup (tmux kill-session)  kill (SIGKILL,
 #       then a fresh start)  target (-p PID exits mid-run)  badtarget (no
 #       such PID, command that cannot run)  diskfull (recording in the TUI
-#       to a full file system)
+#       to a full file system)  srcfail (the lock source broken mid-run)
 set -u
 
 mms=$(realpath "$1")
@@ -201,6 +201,40 @@ t_target() {
 	ok "-p PID exited mid-run: said so, stayed, exit 0, everything released"
 }
 
+# A source broken mid-run (its drain program's descriptor made a copy of stderr,
+# for real, with gdb): the header says which failed and why, the other
+# sources and the intervals go on, q still ends it cleanly.
+# The newest interval on screen ("range: interval, 0.2 s to #19").
+interval_no() { cap | grep -oE 'to #[0-9]+' | head -1 | grep -oE '[0-9]+'; }
+
+t_srcfail() {
+	local before_iv after_iv
+
+	command -v gdb >/dev/null || skip "gdb is not installed"
+	"$churn" -t 4 -P 2 -s 60 >/dev/null 2>&1 &
+	pids+=("$!")
+	start_shell
+	before=$(tracefs_state)
+	run "$mms --source bpf --interval 250"
+	first_frame
+	bpf_held "$pid" >"$tmp/held"
+	wait_for 'lock *bpf' 10 || fail "the header does not show lock bpf"
+	break_lock_source "$pid"
+	wait_for 'lock *FAILED: lock-bpf: draining CPU [0-9]+ failed' 15 ||
+		fail "the header does not say the lock source failed"
+	before_iv=$(interval_no)
+	sleep 3
+	after_iv=$(interval_no)
+	[ -n "$before_iv" ] && [ -n "$after_iv" ] && [ "$after_iv" -ge $((before_iv + 6)) ] ||
+		fail "intervals stopped: #$before_iv, then #$after_iv 3 s later"
+	cap | grep -qE 'vma +inferred' || fail "the vma source is not shown working beside it"
+	keys q
+	wait_for '^EXIT=0' 15 || fail "q after the source failed: not 0"
+	released "source failure"
+	sane "source failure"
+	ok "lock source failed mid-run: header says why, intervals #$before_iv -> #$after_iv in 3 s"
+}
+
 # Targets that cannot be followed: a message, the right status, the terminal untouched.
 t_badtarget() {
 	local pid=$(($(cat /proc/sys/kernel/pid_max) - 7))
@@ -258,7 +292,7 @@ EOF
 }
 
 case "$case_" in
-exits | hup | kill | target | badtarget | diskfull)
+exits | hup | kill | target | badtarget | diskfull | srcfail)
 	"t_$case_"
 	echo "PASS ($case_)"
 	;;

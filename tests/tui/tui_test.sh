@@ -214,7 +214,12 @@ t_quit_clean() {
 	wait_for '^tui\$ *$' 5 || fail "no shell prompt after quitting"
 	cap | grep -q '^ 1 Locks' && fail "the TUI is still on the screen"
 	for id in "${ids[@]}"; do
-		bpftool prog show id "$id" >/dev/null 2>&1 && fail "BPF program $id still loaded"
+		# The kernel frees a program from a work item after its last fd closes.
+		for _ in $(seq 30); do
+			bpftool prog show id "$id" >/dev/null 2>&1 || break
+			sleep 0.1
+		done
+		bpftool prog show id "$id" >/dev/null 2>&1 && fail "BPF program $id still loaded after 3 s"
 	done
 	return 0
 }

@@ -450,7 +450,7 @@ static void test_na_and_zero(void **state)
 	free(out);
 	out = text_of(&c, 2);
 	/* CSV: the base columns of the rmap rows are empty, not 0. */
-	assert_non_null(strstr(out, "rmap,\"try_to_unmap\",mean batch (pages),pages,0,,,,,3,16,"));
+	assert_non_null(strstr(out, "rmap,try_to_unmap,mean batch (pages),pages,0,,,,,3,16,"));
 	free(out);
 	out = text_of(&c, 1);
 	assert_non_null(strstr(out, "\"values\": [null, null, null]"));

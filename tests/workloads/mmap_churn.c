@@ -38,6 +38,7 @@ struct churn {
 	long iters;		/* per thread */
 	long pages;
 	const char *file;
+	const char *name;	/* -N: comm for every process and thread */
 	bool sync;		/* msync(MS_SYNC) the file mapping after writing it */
 	bool wait_go;		/* print "ready", wait for a byte on stdin */
 	long progress_ms;	/* -i */
@@ -131,7 +132,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: mmap_churn [-t THREADS] [-P PROCS] [-s SECONDS | -n ITERS] [-p PAGES] "
-		"[-f FILE [-S]] [-w] [-i MS]\n"
+		"[-f FILE [-S]] [-w] [-i MS] [-N NAME]\n"
 		"  -t  threads per process (default 4)\n"
 		"  -P  processes (default 1); with -f they contend on the file's i_mmap_rwsem\n"
 		"  -s  run this long (default 2) ... or -n: cycles per thread\n"
@@ -139,7 +140,9 @@ static void usage(void)
 		"  -f  also map this file MAP_SHARED each cycle (created, PAGES long)\n"
 		"  -S  msync(MS_SYNC) the file mapping after writing it (rmap walks)\n"
 		"  -w  print 'ready pid=N', then wait for one byte on stdin (a tracer attaches)\n"
-		"  -i  print 'progress ns=T n=OPS' every MS milliseconds (in steps of 16 a thread)\n");
+		"  -i  print 'progress ns=T n=OPS' every MS milliseconds (in steps of 16 a thread)\n"
+		"  -N  name the processes and threads NAME (prctl PR_SET_NAME: any bytes, cut\n"
+		"      to 15), as any user can: tests feed escape sequences to mmscope this way\n");
 	exit(2);
 }
 
@@ -147,7 +150,7 @@ static void parse(struct churn *c, int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:P:s:n:p:f:Swi:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:P:s:n:p:f:Swi:N:h")) != -1) {
 		switch (opt) {
 		case 't':
 			c->threads = atoi(optarg);
@@ -176,6 +179,9 @@ static void parse(struct churn *c, int argc, char **argv)
 		case 'i':
 			c->progress_ms = atol(optarg);
 			break;
+		case 'N':
+			c->name = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -193,6 +199,9 @@ int main(int argc, char **argv)
 	struct stat sb;
 
 	parse(&c, argc, argv);
+	/* Before any fork or thread: they inherit the name. */
+	if (c.name && prctl(PR_SET_NAME, c.name, 0, 0, 0))
+		die("prctl(PR_SET_NAME)");
 	c.page = sysconf(_SC_PAGESIZE);
 	c.ops = mmap(NULL, sizeof(*c.ops), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		     -1, 0);

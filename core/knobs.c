@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The MMSCOPE_* knobs, parsed strictly (see include/mmscope/knobs.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmscope/knobs.h"
+
+static const struct mms_knobs defaults = { .stack_cache = true, .stack_check = 64 };
+static struct mms_knobs knobs;
+static bool loaded;
+
+/* An unsigned decimal in [lo, hi], the whole string; unset or "" leaves *v. */
+static int knob_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *v,
+		     const char *takes, char *errbuf, size_t errlen)
+{
+	const char *s = getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || *s < '0' || *s > '9' || n < lo || n > hi) {
+		snprintf(errbuf, errlen, "%s=%.64s: takes %s; unset it for the default", name, s,
+			 takes);
+		return -EINVAL;
+	}
+	*v = n;
+	return 0;
+}
+
+int mms_knobs_load(char *errbuf, size_t errlen)
+{
+	unsigned long debug = 0, cost = 0, empty = 0, cache = 1, check = defaults.stack_check;
+	int err;
+
+	knobs = defaults;
+	loaded = true;
+	err = knob_uint("MMSCOPE_DEBUG", 0, 2, &debug, "0, 1 or 2", errbuf, errlen);
+	if (!err)
+		err = knob_uint("MMSCOPE_SELF_COST", 0, 1, &cost, "0 or 1", errbuf, errlen);
+	if (!err)
+		err = knob_uint("MMSCOPE_EMPTY_HANDLERS", 0, 1, &empty, "0 or 1", errbuf, errlen);
+	if (!err)
+		err = knob_uint("MMSCOPE_STACK_CACHE", 0, 1, &cache, "0 or 1", errbuf, errlen);
+	if (!err)
+		err = knob_uint("MMSCOPE_STACK_CHECK", 1, UINT32_MAX, &check,
+				"a count from 1 (1 checks every cache hit)", errbuf, errlen);
+	if (err)
+		return err;
+	knobs.debug = (int)debug;
+	knobs.self_cost = cost;
+	knobs.empty_handlers = empty;
+	knobs.stack_cache = cache;
+	knobs.stack_check = (uint32_t)check;
+	return 0;
+}
+
+const struct mms_knobs *mms_knobs(void)
+{
+	char why[160];
+
+	if (!loaded && mms_knobs_load(why, sizeof(why)))
+		knobs = defaults;	/* main() refused it already; a test gets the defaults */
+	return &knobs;
+}
+
+void mms_knobs_describe(char *buf, size_t len)
+{
+	const struct mms_knobs *k = mms_knobs();
+	size_t o = 0;
+
+#define ADD(cond, ...)                                                                      \
+	do {                                                                                \
+		if ((cond) && o < len)                                                      \
+			o += (size_t)snprintf(buf + o, len - o, __VA_ARGS__);               \
+	} while (0)
+	if (len)
+		buf[0] = 0;
+	ADD(k->debug != defaults.debug, "MMSCOPE_DEBUG=%d\n", k->debug);
+	ADD(k->self_cost, "MMSCOPE_SELF_COST=1\n");
+	ADD(k->empty_handlers, "MMSCOPE_EMPTY_HANDLERS=1\n");
+	ADD(!k->stack_cache, "MMSCOPE_STACK_CACHE=0\n");
+	ADD(k->stack_check != defaults.stack_check, "MMSCOPE_STACK_CHECK=%u\n", k->stack_check);
+#undef ADD
+}

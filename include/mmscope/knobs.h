@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The MMSCOPE_* environment knobs (diagnostics and benchmarks; the man
+ * page's ENVIRONMENT lists them), parsed strictly in one place: main()
+ * refuses a value it does not understand, so "MMSCOPE_EMPTY_HANDLERS=0"
+ * means off and "=yes" is an error, never a guess.  Recordings made with a
+ * knob away from its default carry it in their header (docs/FORMAT.md).
+ */
+#ifndef MMSCOPE_KNOBS_H
+#define MMSCOPE_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mms_knobs {
+	int debug;		/* MMSCOPE_DEBUG: 0; 1 verifier logs; 2 libbpf's debug too */
+	bool self_cost;		/* MMSCOPE_SELF_COST: time the lock handler's parts */
+	bool empty_handlers;	/* MMSCOPE_EMPTY_HANDLERS: lock programs return at once */
+	bool stack_cache;	/* MMSCOPE_STACK_CACHE (default 1) */
+	uint32_t stack_check;	/* MMSCOPE_STACK_CHECK: 1 cache hit in N walked (default 64) */
+};
+
+/* Parses the environment; -EINVAL with the knob and what it takes in errbuf. */
+int mms_knobs_load(char *errbuf, size_t errlen);
+/* The knobs in force (parsed on first use if mms_knobs_load() was not called). */
+const struct mms_knobs *mms_knobs(void);
+/* "MMSCOPE_X=v" lines of the knobs away from their defaults ("" when none). */
+void mms_knobs_describe(char *buf, size_t len);
+
+#endif
