@@ -70,13 +70,23 @@ static void child_start(struct child *c, char *const argv[], char *line, size_t 
 	assert_true(!strncmp(line, "ready", 5));
 }
 
-/* Lets the workload run and reads up to its "done" line. */
+/*
+ * Lets the workload run and reads up to its "done" line (or its end): line keeps the last
+ * line before it that is not the score the workloads print for `record --score-default`.
+ */
 static void child_go(struct child *c, char *line, size_t len)
 {
+	char buf[512];
+
 	if (write(c->go_fd, "g", 1) != 1)
 		fail_msg("cannot start the workload: %s", strerror(errno));
-	while (fgets(line, (int)len, c->out) && strncmp(line, "done", 4))
-		;
+	line[0] = 0;
+	while (fgets(buf, (int)sizeof(buf), c->out)) {
+		if (strncmp(buf, "score:", 6))
+			snprintf(line, len, "%s", buf);
+		if (!strncmp(buf, "done", 4))
+			break;
+	}
 }
 
 /* Closes its stdin (which ends a -W wait) and waits for it. */
