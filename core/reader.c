@@ -716,6 +716,53 @@ static int slurp(int fd, size_t size, uint8_t **out, size_t *len)
 	return 0;
 }
 
+static const struct mms_rec_import *import;
+
+void mms_recording_set_import(const struct mms_rec_import *imp)
+{
+	import = imp;
+}
+
+/*
+ * A capture of another format (perf.data), read as a recording in memory;
+ * 1 when fd is not one.  Never slurped: its reader reads what it needs.
+ */
+static int open_import(int fd, const char *path, uint64_t size, struct mms_recording **out,
+		       char *errbuf, size_t errlen)
+{
+	static const uint8_t perf_magic[8] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2' };
+	char why[384], tool[64] = "";
+	uint8_t head[16], *buf = NULL;
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	size_t len = 0;
+	int err;
+
+	if (n <= 0)
+		return 1;
+	if (!import || !import->match(head, (size_t)n)) {
+		if (!import && (size_t)n >= sizeof(perf_magic) && !memcmp(head, perf_magic, 8)) {
+			snprintf(errbuf, errlen, "%s is a perf.data capture, which this program "
+				 "cannot read: open it with mmscope report, replay or info", path);
+			return -ENOTSUP;
+		}
+		return 1;
+	}
+	err = import->convert(fd, size, REC_IMPORT_BUDGET, &buf, &len, tool, sizeof(tool), why,
+			      sizeof(why));
+	if (!err)
+		err = mms_recording_open_mem(buf, len, out, why, sizeof(why));
+	if (err) {
+		free(buf);
+		snprintf(errbuf, errlen, "%s: %s", path, why);
+		return err;
+	}
+	(*out)->owned = buf;
+	if (tool[0])
+		snprintf((*out)->info.tool, sizeof((*out)->info.tool), "%s", tool);
+	(*out)->info.file_bytes = size;
+	return 0;
+}
+
 int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
 		       size_t errlen)
 {
@@ -735,6 +782,11 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 		close(fd);
 		snprintf(errbuf, errlen, "%s is not a regular file, so not a recording", path);
 		return -EINVAL;
+	}
+	err = open_import(fd, path, (uint64_t)sb.st_size, out, errbuf, errlen);
+	if (err <= 0) {
+		close(fd);
+		return err;
 	}
 	err = slurp(fd, (size_t)sb.st_size, &buf, &len);
 	close(fd);

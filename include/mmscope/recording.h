@@ -113,6 +113,12 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
  */
 int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, size_t errlen);
 /*
+ * The same onto an open file (a memfd: a capture of another format read
+ * as a recording); the recorder owns fd from here on.  name is for messages.
+ */
+int mms_recorder_create_fd(int fd, const char *name, const struct mms_rec_meta *meta,
+			   struct mms_recorder **out, char *errbuf, size_t errlen);
+/*
  * Appends one committed interval of st (and the definitions it needs that
  * the file does not have yet) with a single write().  After a failure the
  * file is cut back to its last whole block, recording stops for good, and
@@ -150,6 +156,26 @@ struct mms_recording;
  */
 int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
 		       size_t errlen);
+/*
+ * Captures of other formats (perf.data), told apart by their first bytes
+ * and turned into a recording in memory when opened.  Their readers live
+ * above core/ (they need the collectors' pairing), so the program registers
+ * one before opening files; without it such a file is refused with a
+ * sentence saying what it is.
+ */
+struct mms_rec_import {
+	const char *format;		/* "perf.data" */
+	bool (*match)(const uint8_t *head, size_t n);	/* the first up to 16 bytes */
+	/*
+	 * Reads fd (a regular file of size bytes, at most budget bytes of
+	 * memory) into a recording in *buf (malloc'd) of *len bytes; tool says
+	 * what wrote the capture.  0 or -errno with errbuf set.
+	 */
+	int (*convert)(int fd, uint64_t size, uint64_t budget, uint8_t **buf, size_t *len,
+		       char *tool, size_t tool_len, char *errbuf, size_t errlen);
+};
+void mms_recording_set_import(const struct mms_rec_import *imp);
+
 /* The same over memory (tests, fuzzing); buf must outlive the recording. */
 int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **out,
 			   char *errbuf, size_t errlen);
