@@ -58,6 +58,7 @@ struct pd_conv {
 	struct mms_options opts;
 	const struct mms_ksyms *ks;	/* NULL: addresses stay unnamed */
 	char sym_why[200];
+	char fmt_note[64];	/* where the event formats came from, when not the capture */
 	uint64_t traceiter;
 	struct mms_lock_common *lc;
 	struct lp_engine *eng;
@@ -107,15 +108,61 @@ static int find_field(struct pd_conv *c, struct tep_event *ev, const char *name,
 	return -EINVAL;
 }
 
+/*
+ * perf writes the event formats last: a capture cut short (perf killed, a
+ * full disk, a partial copy) has none.  This machine's formats stand in
+ * when its tracepoint ids are the ones the capture's events name.
+ */
+static bool local_formats(struct pd_conv *c)
+{
+	static const char *const names[] = { "contention_begin", "contention_end" };
+
+	for (int i = 0; i < 2 && c->f.nr_formats < PD_MAX_FORMATS; i++) {
+		struct pd_format *fm = &c->f.formats[c->f.nr_formats];
+		char path[512];
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/events/lock/%s/format", mms_tracefs_root(),
+			 names[i]);
+		fp = fopen(path, "re");
+		if (!fp)
+			return false;
+		fm->text = pd_alloc(&c->f, 65536);
+		fm->len = fm->text ? fread(fm->text, 1, 65535, fp) : 0;
+		fclose(fp);
+		if (!fm->text)
+			return false;
+		fm->text[fm->len] = '\0';
+		c->f.nr_formats++;
+	}
+	c->f.long_size = sizeof(long);
+	c->f.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	return true;
+}
+
+static bool attr_has(const struct pd_conv *c, int id)
+{
+	for (uint32_t i = 0; i < c->f.nr_attrs; i++)
+		if (c->f.attrs[i].type == PERF_TYPE_TRACEPOINT && c->f.attrs[i].config == (uint64_t)id)
+			return true;
+	return false;
+}
+
 static int load_formats(struct pd_conv *c, char *errbuf, size_t errlen)
 {
 	struct tep_event *begin = NULL, *end = NULL;
+	bool local = false;
 	int err;
 
-	if (!c->f.has_tracing || !c->f.nr_formats) {
-		snprintf(errbuf, errlen, "it holds no lock tracepoint formats (no tracing data): "
-			 "record it with perf lock record");
-		return -EINVAL;
+	if (!c->f.nr_formats) {
+		local = local_formats(c);
+		if (!local) {
+			snprintf(errbuf, errlen, "it holds no lock tracepoint formats (%s) and this "
+				 "machine's cannot be read instead: record it with perf lock record, "
+				 "or read it as root on the machine that recorded it",
+				 c->f.damage[0] ? "the capture was cut short" : "no tracing data");
+			return -EINVAL;
+		}
 	}
 	tep_set_loglevel(TEP_LOG_NONE);
 	c->tep = tep_alloc();
@@ -150,6 +197,16 @@ static int load_formats(struct pd_conv *c, char *errbuf, size_t errlen)
 		err = find_field(c, end, "lock_addr", &c->f_end_addr, errbuf, errlen);
 	c->begin_id = begin->id;
 	c->end_id = end->id;
+	if (!err && local && (!attr_has(c, c->begin_id) || !attr_has(c, c->end_id))) {
+		snprintf(errbuf, errlen, "its event formats are missing (%s), and this machine's "
+			 "tracepoint ids are not the ones its events name: read it on the machine "
+			 "that recorded it", c->f.damage[0] ? "the capture was cut short" :
+			 "no tracing data");
+		return -EINVAL;
+	}
+	if (local)
+		snprintf(c->fmt_note, sizeof(c->fmt_note), "; event formats of this machine "
+			 "(the capture's were cut off)");
 	return err;
 }
 
@@ -576,7 +633,7 @@ static int start_recording(struct pd_conv *c, char *errbuf, size_t errlen)
 				    "for mmap_lock, VMA and rmap sources";
 	struct mms_rec_meta m = { 0 };
 	struct mms_store_opts so = { .window = 2 };
-	char lock_why[320], target[128];
+	char lock_why[400], target[128];
 	int fd, err;
 
 	err = mms_store_create(&so, &c->st);
@@ -591,7 +648,8 @@ static int start_recording(struct pd_conv *c, char *errbuf, size_t errlen)
 		return -errno;
 	}
 	snprintf(lock_why, sizeof(lock_why), "a perf lock record capture%s%s: lock waits only; "
-		 "%s", c->f.version[0] ? " by perf " : "", c->f.version, c->sym_why);
+		 "%s%s", c->f.version[0] ? " by perf " : "", c->f.version, c->sym_why,
+		 c->fmt_note);
 	snprintf(target, sizeof(target), "perf.data capture (see command)");
 	m.host = c->f.hostname;
 	m.kernel = c->f.osrelease;
@@ -609,9 +667,11 @@ static int start_recording(struct pd_conv *c, char *errbuf, size_t errlen)
 }
 
 /* The finished recording out of the memfd, within the budget. */
-static int take_output(struct pd_conv *c, uint8_t **buf, size_t *len, char *errbuf,
+static int take_output(struct pd_conv *c, struct mms_rec_import_res *res, char *errbuf,
 		       size_t errlen)
 {
+	uint8_t **buf = &res->buf;
+	size_t *len = &res->len;
 	struct stat sb;
 	size_t got = 0;
 
@@ -653,8 +713,8 @@ static void conv_finish(struct pd_conv *c)
 	pd_close(&c->f);
 }
 
-static int perfdata_convert(int fd, uint64_t size, uint64_t budget, uint8_t **buf, size_t *len,
-			    char *tool, size_t tool_len, char *errbuf, size_t errlen)
+static int perfdata_convert(int fd, uint64_t size, uint64_t budget,
+			    struct mms_rec_import_res *res, char *errbuf, size_t errlen)
 {
 	struct pd_conv *c = calloc(1, sizeof(*c));
 	char why[256] = "";
@@ -671,7 +731,8 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget, uint8_t **bu
 		snprintf(errbuf, errlen, "a perf.data capture mmscope cannot read: %s", why);
 		goto out;
 	}
-	snprintf(tool, tool_len, "perf %s (perf.data)", c->f.version[0] ? c->f.version : "?");
+	snprintf(res->tool, sizeof(res->tool), "perf %s (perf.data)",
+		 c->f.version[0] ? c->f.version : "version unknown");
 	if (!fstat(fd, &sb))
 		c->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL +
 			      (uint64_t)sb.st_mtim.tv_nsec;
@@ -715,16 +776,18 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget, uint8_t **bu
 		snprintf(errbuf, errlen, "cannot read it: %s", strerror(-err));
 		goto out;
 	}
-	if (!c->stop[0] && c->f.damage[0])
-		snprintf(c->stop, sizeof(c->stop), "perf.data damaged: %s; %llu records before "
-			 "it were read", c->f.damage, (unsigned long long)c->f.records);
+	if (c->f.damage[0]) {
+		snprintf(res->damage, sizeof(res->damage), "perf.data: %s; the %llu records "
+			 "before it were read", c->f.damage, (unsigned long long)c->f.records);
+		res->damaged_at = c->f.data_off + pd_pos(&c->f);
+	}
 	err = mms_recorder_close(c->rec, c->stop);
 	c->rec = NULL;
 	if (err) {
 		snprintf(errbuf, errlen, "cannot make a recording of it: %s", strerror(-err));
 		goto out;
 	}
-	err = take_output(c, buf, len, errbuf, errlen);
+	err = take_output(c, res, errbuf, errlen);
 out:
 	conv_finish(c);
 	free(c);

@@ -731,10 +731,11 @@ static int open_import(int fd, const char *path, uint64_t size, struct mms_recor
 		       char *errbuf, size_t errlen)
 {
 	static const uint8_t perf_magic[8] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2' };
-	char why[384], tool[64] = "";
-	uint8_t head[16], *buf = NULL;
+	struct mms_rec_import_res res = { 0 };
+	struct mms_rec_info *in;
+	uint8_t head[16];
 	ssize_t n = pread(fd, head, sizeof(head), 0);
-	size_t len = 0;
+	char why[384];
 	int err;
 
 	if (n <= 0)
@@ -747,19 +748,24 @@ static int open_import(int fd, const char *path, uint64_t size, struct mms_recor
 		}
 		return 1;
 	}
-	err = import->convert(fd, size, REC_IMPORT_BUDGET, &buf, &len, tool, sizeof(tool), why,
-			      sizeof(why));
+	err = import->convert(fd, size, REC_IMPORT_BUDGET, &res, why, sizeof(why));
 	if (!err)
-		err = mms_recording_open_mem(buf, len, out, why, sizeof(why));
+		err = mms_recording_open_mem(res.buf, res.len, out, why, sizeof(why));
 	if (err) {
-		free(buf);
+		free(res.buf);
 		snprintf(errbuf, errlen, "%s: %s", path, why);
 		return err;
 	}
-	(*out)->owned = buf;
-	if (tool[0])
-		snprintf((*out)->info.tool, sizeof((*out)->info.tool), "%s", tool);
-	(*out)->info.file_bytes = size;
+	(*out)->owned = res.buf;
+	in = &(*out)->info;
+	snprintf(in->tool, sizeof(in->tool), "%s", res.tool);
+	in->file_bytes = size;
+	in->good_bytes = size;
+	if (res.damage[0]) {
+		in->damaged = true;
+		in->damaged_at = in->good_bytes = res.damaged_at;
+		snprintf(in->damage, sizeof(in->damage), "%s", res.damage);
+	}
 	return 0;
 }
 

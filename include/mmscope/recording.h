@@ -163,16 +163,23 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
  * one before opening files; without it such a file is refused with a
  * sentence saying what it is.
  */
+struct mms_rec_import_res {
+	uint8_t *buf;		/* the recording (malloc'd) */
+	size_t len;
+	char tool[64];		/* what wrote the capture: "perf 6.1.192 (perf.data)" */
+	char damage[256];	/* where and why reading the capture stopped early, or "" */
+	uint64_t damaged_at;	/* its byte offset */
+};
+
 struct mms_rec_import {
 	const char *format;		/* "perf.data" */
 	bool (*match)(const uint8_t *head, size_t n);	/* the first up to 16 bytes */
 	/*
 	 * Reads fd (a regular file of size bytes, at most budget bytes of
-	 * memory) into a recording in *buf (malloc'd) of *len bytes; tool says
-	 * what wrote the capture.  0 or -errno with errbuf set.
+	 * memory) into a recording in res.  0 or -errno with errbuf set.
 	 */
-	int (*convert)(int fd, uint64_t size, uint64_t budget, uint8_t **buf, size_t *len,
-		       char *tool, size_t tool_len, char *errbuf, size_t errlen);
+	int (*convert)(int fd, uint64_t size, uint64_t budget, struct mms_rec_import_res *res,
+		       char *errbuf, size_t errlen);
 };
 void mms_recording_set_import(const struct mms_rec_import *imp);
 
