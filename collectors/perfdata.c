@@ -782,7 +782,6 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget,
 		res->damaged_at = c->f.data_off + pd_pos(&c->f);
 	}
 	err = mms_recorder_close(c->rec, c->stop);
-	c->rec = NULL;
 	if (err) {
 		snprintf(errbuf, errlen, "cannot make a recording of it: %s", strerror(-err));
 		goto out;
