@@ -574,7 +574,12 @@ static int read_records(struct pd_conv *c)
 			err = advance(c, c->prev_round_max);
 			if (!err && !(ev = lp_engine_slot(c->eng)))
 				err = advance(c, c->round_max);
-			if (err || !(ev = lp_engine_slot(c->eng)))
+			/* Left: side band from past the last sample, which no wait needs. */
+			if (!err && !(ev = lp_engine_slot(c->eng))) {
+				lp_engine_process(c->eng, UINT64_MAX);
+				ev = lp_engine_slot(c->eng);
+			}
+			if (err || !ev)
 				break;
 		}
 		switch (type) {
@@ -731,8 +736,8 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget,
 		snprintf(errbuf, errlen, "a perf.data capture mmscope cannot read: %s", why);
 		goto out;
 	}
-	snprintf(res->tool, sizeof(res->tool), "perf %s (perf.data)",
-		 c->f.version[0] ? c->f.version : "version unknown");
+	snprintf(res->tool, sizeof(res->tool), "perf %s",
+		 c->f.version[0] ? c->f.version : "(version unknown)");
 	if (!fstat(fd, &sb))
 		c->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL +
 			      (uint64_t)sb.st_mtim.tv_nsec;

@@ -759,6 +759,7 @@ static int open_import(int fd, const char *path, uint64_t size, struct mms_recor
 	(*out)->owned = res.buf;
 	in = &(*out)->info;
 	snprintf(in->tool, sizeof(in->tool), "%s", res.tool);
+	snprintf(in->imported, sizeof(in->imported), "%s", import->format);
 	in->file_bytes = size;
 	in->good_bytes = size;
 	if (res.damage[0]) {

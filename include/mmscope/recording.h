@@ -44,7 +44,8 @@ struct mms_rec_family {
 /* What the header says, plus what the reader found. */
 struct mms_rec_info {
 	uint32_t major, minor;	/* format version of the file */
-	char tool[64];		/* "mmscope 0.1.0" */
+	char imported[16];	/* a capture read as a recording: its format ("perf.data"), else "" */
+	char tool[64];		/* "mmscope 0.1.0", "perf 6.1.192" */
 	char host[72];
 	char kernel[136];	/* uname release */
 	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: make (pid 7)" */
@@ -166,7 +167,7 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 struct mms_rec_import_res {
 	uint8_t *buf;		/* the recording (malloc'd) */
 	size_t len;
-	char tool[64];		/* what wrote the capture: "perf 6.1.192 (perf.data)" */
+	char tool[64];		/* what wrote the capture: "perf 6.1.192" */
 	char damage[256];	/* where and why reading the capture stopped early, or "" */
 	uint64_t damaged_at;	/* its byte offset */
 };

@@ -83,7 +83,8 @@ PY
 fi
 
 mms info "$cap" >"$dir/info.txt" 2>&1 || fail "info: $(cat "$dir/info.txt")"
-grep -q '^format .*written by perf 6\.1' "$dir/info.txt" || fail "info names no perf: $(head -3 "$dir/info.txt")"
+grep -q '^format      perf.data capture, written by perf 6\.1\.[0-9]*, read as a recording' \
+	"$dir/info.txt" || fail "info names no perf.data or perf: $(head -3 "$dir/info.txt")"
 grep -q 'lock contention: perf.data (perf); a perf lock record capture' "$dir/info.txt" ||
 	fail "info does not say where the waits come from"
 grep -q 'mmap_lock: none: not in a perf lock record capture' "$dir/info.txt" ||
@@ -92,7 +93,8 @@ grep -Eq "named with this machine's kallsyms|kernel addresses unnamed" "$dir/inf
 	fail "info does not say whether addresses are named"
 grep -q '^command .*perf lock record' "$dir/info.txt" || fail "info lacks perf's command line"
 mms info --json "$cap" >"$dir/info.json" || fail "info --json"
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/info.json" || fail "info --json is not JSON"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["format"] == "perf.data"' \
+	"$dir/info.json" || fail "info --json does not say perf.data"
 mms report "$cap" >"$dir/report.txt" 2>&1 || fail "report: $(cat "$dir/report.txt")"
 grep -q 'lock contention: perf.data: a perf lock record capture' "$dir/report.txt" ||
 	fail "report does not say what the capture is"
