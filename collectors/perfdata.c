@@ -74,7 +74,6 @@ struct pd_conv {
 	uint32_t ivs;
 	uint64_t round_max, prev_round_max;
 	uint64_t mtime_ns;
-	uint64_t samples, unsupported;
 	char stop[256];		/* why reading stopped early, "" when it did not */
 };
 
@@ -97,13 +96,12 @@ static uint64_t realtime(const struct pd_conv *c, uint64_t t)
 
 /* ---- Event formats ---- */
 
-static int find_field(struct pd_conv *c, struct tep_event *ev, const char *name,
-		      struct tep_format_field **out, char *errbuf, size_t errlen)
+static int find_field(struct tep_event *ev, const char *name, struct tep_format_field **out,
+		      char *errbuf, size_t errlen)
 {
 	*out = tep_find_any_field(ev, name);
 	if (*out && (*out)->size >= 1 && (*out)->size <= 8 && (*out)->offset >= 0)
 		return 0;
-	(void)c;
 	snprintf(errbuf, errlen, "its lock:%s format has no usable '%s' field", ev->name, name);
 	return -EINVAL;
 }
@@ -188,13 +186,13 @@ static int load_formats(struct pd_conv *c, char *errbuf, size_t errlen)
 			 "events: record it with perf lock record (Linux 5.19 or later)");
 		return -EINVAL;
 	}
-	err = find_field(c, begin, "common_type", &c->f_type, errbuf, errlen);
+	err = find_field(begin, "common_type", &c->f_type, errbuf, errlen);
 	if (!err)
-		err = find_field(c, begin, "lock_addr", &c->f_begin_addr, errbuf, errlen);
+		err = find_field(begin, "lock_addr", &c->f_begin_addr, errbuf, errlen);
 	if (!err)
-		err = find_field(c, begin, "flags", &c->f_flags, errbuf, errlen);
+		err = find_field(begin, "flags", &c->f_flags, errbuf, errlen);
 	if (!err)
-		err = find_field(c, end, "lock_addr", &c->f_end_addr, errbuf, errlen);
+		err = find_field(end, "lock_addr", &c->f_end_addr, errbuf, errlen);
 	c->begin_id = begin->id;
 	c->end_id = end->id;
 	if (!err && local && (!attr_has(c, c->begin_id) || !attr_has(c, c->end_id))) {
@@ -441,10 +439,8 @@ static void on_sample(struct pd_conv *c, const uint8_t *p, uint32_t size, struct
 			goto bad;
 		ev->kind = LP_END;
 	} else {
-		c->unsupported++;	/* another event recorded beside them */
-		return;
+		return;		/* another event recorded beside them */
 	}
-	c->samples++;
 	if (!c->have_t0) {
 		c->have_t0 = true;
 		c->t0 = s.time;
