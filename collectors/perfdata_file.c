@@ -448,7 +448,8 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, struct sect s, char
 		}
 	}
 	f->nr_attrs = (uint32_t)nr;
-	qsort(f->ids, f->nr_ids, sizeof(*f->ids), cmp_id);
+	if (f->nr_ids)
+		qsort(f->ids, f->nr_ids, sizeof(*f->ids), cmp_id);
 	return 0;
 }
 
