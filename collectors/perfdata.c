@@ -125,8 +125,9 @@ static bool local_formats(struct pd_conv *c)
 		fp = fopen(path, "re");
 		if (!fp)
 			return false;
-		fm->text = pd_alloc(&c->f, 65536);
-		fm->len = fm->text ? fread(fm->text, 1, 65535, fp) : 0;
+		fm->cap = 65536;
+		fm->text = pd_alloc(&c->f, fm->cap);
+		fm->len = fm->text ? fread(fm->text, 1, fm->cap - 1, fp) : 0;
 		fclose(fp);
 		if (!fm->text)
 			return false;
@@ -144,6 +145,27 @@ static bool attr_has(const struct pd_conv *c, int id)
 		if (c->f.attrs[i].type == PERF_TYPE_TRACEPOINT && c->f.attrs[i].config == (uint64_t)id)
 			return true;
 	return false;
+}
+
+/*
+ * The format without its print format, which mmscope never prints and which
+ * libtraceevent 1.7 cannot parse safely when it is damaged (a field name it
+ * does not know: NULL dereference, found by fuzz_perfdata).  Its length.
+ */
+static size_t fields_only(struct pd_format *fm)
+{
+	static const char stub[] = "\nprint fmt: \"\"\n";
+	const char *p = memmem(fm->text, fm->len, "\nprint fmt:", 11);
+	size_t cut = p ? (size_t)(p - fm->text) : fm->len;
+
+	if (cut + sizeof(stub) <= fm->cap) {
+		memcpy(fm->text + cut, stub, sizeof(stub));
+		fm->len = cut + sizeof(stub) - 1;
+	} else {
+		fm->text[cut] = '\0';	/* no room for the stub: no print format at all */
+		fm->len = cut;
+	}
+	return fm->len;
 }
 
 static int load_formats(struct pd_conv *c, char *errbuf, size_t errlen)
@@ -172,9 +194,10 @@ static int load_formats(struct pd_conv *c, char *errbuf, size_t errlen)
 	tep_set_page_size(c->tep, (int)(c->f.page_size ? c->f.page_size : 4096));
 	for (uint32_t i = 0; i < c->f.nr_formats; i++) {
 		struct tep_event *ev = NULL;
+		size_t len = fields_only(&c->f.formats[i]);
 
-		if (tep_parse_format(c->tep, &ev, c->f.formats[i].text, c->f.formats[i].len,
-				     "lock") != TEP_ERRNO__SUCCESS || !ev)
+		if (tep_parse_format(c->tep, &ev, c->f.formats[i].text, len, "lock") !=
+		    TEP_ERRNO__SUCCESS || !ev)
 			continue;
 		if (!strcmp(ev->name, "contention_begin"))
 			begin = ev;

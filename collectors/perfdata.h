@@ -35,8 +35,9 @@ struct pd_id {
 };
 
 struct pd_format {
-	char *text;
+	char *text;		/* NUL-terminated */
 	size_t len;
+	size_t cap;		/* allocated */
 };
 
 struct pd_file {

@@ -275,11 +275,12 @@ static int read_tracing(struct pd_file *f, struct sect s)
 				tc_skip(&c, len);
 				continue;
 			}
-			fm->text = pd_alloc(f, len + 1);
+			fm->cap = len + 1;
+			fm->text = pd_alloc(f, fm->cap);
 			if (!fm->text)
 				return -ENOMEM;
 			if (!tc_read(&c, fm->text, len)) {
-				pd_free(f, fm->text, len + 1);
+				pd_free(f, fm->text, fm->cap);
 				fm->text = NULL;
 				break;
 			}
@@ -542,7 +543,7 @@ void pd_close(struct pd_file *f)
 	f->ids = NULL;
 	f->nr_ids = 0;
 	for (uint32_t i = 0; i < f->nr_formats; i++)
-		pd_free(f, f->formats[i].text, f->formats[i].len + 1);
+		pd_free(f, f->formats[i].text, f->formats[i].cap);
 	f->nr_formats = 0;
 	pd_free(f, f->rbuf, f->rbuf_cap);
 	f->rbuf = NULL;
