@@ -85,8 +85,12 @@ static void print_text(const char *path, const struct mms_rec_info *in)
 	const char *o;
 
 	printf("recording   %s\n", ESC(path));
-	printf("format      %u.%u, written by %s\n", in->major, in->minor,
-	       in->tool[0] ? ESC(in->tool) : "an unknown tool");
+	if (in->imported[0])
+		printf("format      %s capture, written by %s, read as a recording\n",
+		       ESC(in->imported), ESC(in->tool));
+	else
+		printf("format      %u.%u, written by %s\n", in->major, in->minor,
+		       in->tool[0] ? ESC(in->tool) : "an unknown tool");
 	print_status(in);
 	printf("host        %s (kernel %s)\n", ESC(in->host), ESC(in->kernel));
 	printf("command     %s\n", ESC(in->cmdline));
@@ -223,7 +227,10 @@ static void print_json(const char *path, const struct mms_rec_info *in)
 {
 	char ver[16];
 
-	snprintf(ver, sizeof(ver), "%u.%u", in->major, in->minor);
+	if (in->imported[0])
+		snprintf(ver, sizeof(ver), "%s", in->imported);
+	else
+		snprintf(ver, sizeof(ver), "%u.%u", in->major, in->minor);
 	printf("{\n");
 	json_str("file", path, true);
 	json_str("format", ver, true);

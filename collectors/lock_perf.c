@@ -415,41 +415,6 @@ static int lock_perf_fd(struct mms_source *src)
 	return ((struct lock_perf *)src->priv)->epfd;
 }
 
-/* Reads a tracepoint field found by name; false when the record is too short. */
-static bool field_u64(struct tep_format_field *f, const void *raw, uint32_t raw_size,
-		      uint64_t *val)
-{
-	unsigned long long v;
-
-	if ((uint32_t)f->offset + (uint32_t)f->size > raw_size ||
-	    tep_read_number_field(f, raw, &v))
-		return false;
-	*val = v;
-	return true;
-}
-
-/*
- * The kernel frames of a callchain, without PERF_CONTEXT_* markers, into
- * lp->ips; returns how many.  The first frame is the tracepoint's caller:
- * the lock slow path, or, when more than one probe (a BPF tracer too) is
- * attached, the tracepoint's iterator, which is no caller: it goes.
- */
-static uint32_t kernel_stack(struct lock_perf *lp, const uint64_t *chain, uint64_t nr)
-{
-	const struct mms_ksym *sym;
-	uint32_t n = 0;
-
-	for (uint64_t i = 0; i < nr && n < lp->max_stack; i++)
-		if (chain[i] < (uint64_t)PERF_CONTEXT_MAX)
-			lp->ips[n++] = chain[i];
-	if (!n || !lp->traceiter || lp->ips[0] - lp->traceiter >= 4096)
-		return n;
-	sym = mms_ksyms_find(mms_collectors_ksyms(), lp->ips[0]);
-	if (sym && sym->addr == lp->traceiter)
-		memmove(lp->ips, lp->ips + 1, --n * sizeof(lp->ips[0]));
-	return n;
-}
-
 /*
  * PERF_RECORD_SAMPLE, as add_evsel() asked: pid, tid; time; cpu, res;
  * callchain nr, ips; raw size, raw data.
@@ -460,7 +425,7 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 	const char *end = (const char *)event + event->header.size;
 	struct lp_event *ev = lp_engine_slot(lp->eng);
 	uint64_t nr, type, val;
-	uint32_t raw_size;
+	uint32_t raw_size, n;
 	const char *raw;
 
 	if ((const char *)(p + 4) > end)
@@ -477,17 +442,19 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 		goto bad;
 	memcpy(&raw_size, raw, 4);
 	raw += 4;
-	if (raw + raw_size > end || !field_u64(lp->f_type, raw, raw_size, &type))
+	if (raw + raw_size > end || !lp_field_u64(lp->f_type, raw, raw_size, &type))
 		goto bad;
 	if (type == (uint64_t)lp->begin_id) {
-		if (!field_u64(lp->f_begin_addr, raw, raw_size, &ev->lock.addr) ||
-		    !field_u64(lp->f_flags, raw, raw_size, &val))
+		if (!lp_field_u64(lp->f_begin_addr, raw, raw_size, &ev->lock.addr) ||
+		    !lp_field_u64(lp->f_flags, raw, raw_size, &val))
 			goto bad;
 		ev->kind = LP_BEGIN;
 		ev->lock.flags = (uint32_t)val;
-		ev->lock.stack = lp_engine_stack(lp->eng, lp->ips, kernel_stack(lp, p + 4, nr));
+		n = lp_kernel_stack(lp->ips, lp->max_stack, p + 4, nr, mms_collectors_ksyms(),
+				    lp->traceiter);
+		ev->lock.stack = lp_engine_stack(lp->eng, lp->ips, n);
 	} else if (type == (uint64_t)lp->end_id) {
-		if (!field_u64(lp->f_end_addr, raw, raw_size, &ev->lock.addr))
+		if (!lp_field_u64(lp->f_end_addr, raw, raw_size, &ev->lock.addr))
 			goto bad;
 		ev->kind = LP_END;
 	} else {

@@ -17,14 +17,17 @@
 #ifndef MMSCOPE_LOCK_PERF_H
 #define MMSCOPE_LOCK_PERF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mmscope/options.h"
 #include "mmscope/sample.h"
 #include "mmscope/store.h"
 
+struct mms_ksyms;
 struct mms_lock_common;
 struct lp_engine;
+struct tep_format_field;
 
 enum lp_kind {
 	LP_BEGIN,		/* contention_begin: addr, flags, stack */
@@ -55,6 +58,24 @@ struct lp_event {
 	uint8_t kind;		/* enum lp_kind */
 	uint16_t cpu;		/* tells idle tasks (all tid 0) apart */
 };
+
+/*
+ * Record helpers shared by the two readers of these samples (lock_perf.c
+ * from the rings, perfdata.c from a perf.data file).
+ *
+ * A tracepoint field found by name; false when the record is too short.
+ */
+bool lp_field_u64(struct tep_format_field *f, const void *raw, uint32_t raw_size, uint64_t *val);
+/*
+ * The kernel frames of a callchain into ips (at most max), without
+ * PERF_CONTEXT_* markers and without user frames (past PERF_CONTEXT_USER);
+ * returns how many.  The first frame is the tracepoint's caller: the lock
+ * slow path, or, when more than one probe (a BPF tracer too) is attached,
+ * the tracepoint's iterator traceiter (0: unknown), which is no caller: it
+ * goes (ks names it; may be NULL).
+ */
+uint32_t lp_kernel_stack(uint64_t *ips, uint32_t max, const uint64_t *chain, uint64_t nr,
+			 const struct mms_ksyms *ks, uint64_t traceiter);
 
 /* Pool size (records waiting for the horizon) when opts does not say. */
 #define LP_POOL_DEFAULT 16384
@@ -89,6 +110,12 @@ void lp_engine_lost(struct lp_engine *e, enum mms_lost_reason r, uint64_t n);
  * threads born later are named from fork and exec records.
  */
 void lp_engine_seed_comms(struct lp_engine *e);
+
+/*
+ * Names threads from the records alone, never from /proc: for a capture
+ * read from a file, whose threads are not this machine's.
+ */
+void lp_engine_set_offline(struct lp_engine *e);
 
 /*
  * Moves the aggregates (and lost counts) into the interval being built in

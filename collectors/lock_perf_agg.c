@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <traceevent/event-parse.h>
 
 #include "lock_common.h"
 #include "lock_perf.h"
+#include "mmscope/ksyms.h"
 
 #define LP_MAX_DEPTH 8		/* nested waits per thread, as lock_bpf */
 #define LP_STACKS_MAX 65536	/* distinct raw stacks before the table starts over */
@@ -56,6 +59,7 @@ struct lp_engine {
 	const struct mms_options *opts;
 	struct mms_lock_common *lc;
 	bool filter_tasks;
+	bool offline;		/* no /proc: the records are from another time */
 
 	struct lp_event *pool, *tmp;
 	uint32_t pool_nr, pool_cap;
@@ -162,9 +166,50 @@ uint32_t lp_engine_pending(const struct lp_engine *e)
 	return e->pool_nr;
 }
 
+void lp_engine_set_offline(struct lp_engine *e)
+{
+	e->offline = true;
+}
+
 void lp_engine_lost(struct lp_engine *e, enum mms_lost_reason r, uint64_t n)
 {
 	e->lost[r] += n;
+}
+
+/* Records ----------------------------------------------------------------- */
+
+bool lp_field_u64(struct tep_format_field *f, const void *raw, uint32_t raw_size, uint64_t *val)
+{
+	unsigned long long v;
+
+	if ((uint32_t)f->offset + (uint32_t)f->size > raw_size ||
+	    tep_read_number_field(f, raw, &v))
+		return false;
+	*val = v;
+	return true;
+}
+
+uint32_t lp_kernel_stack(uint64_t *ips, uint32_t max, const uint64_t *chain, uint64_t nr,
+			 const struct mms_ksyms *ks, uint64_t traceiter)
+{
+	const struct mms_ksym *sym;
+	uint32_t n = 0;
+
+	for (uint64_t i = 0; i < nr && n < max; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, chain + i, sizeof(ip));
+		if (ip == (uint64_t)PERF_CONTEXT_USER)
+			break;
+		if (ip < (uint64_t)PERF_CONTEXT_MAX)
+			ips[n++] = ip;
+	}
+	if (!n || !traceiter || ips[0] - traceiter >= 4096)
+		return n;
+	sym = mms_ksyms_find(ks, ips[0]);
+	if (sym && sym->addr == traceiter)
+		memmove(ips, ips + 1, --n * sizeof(ips[0]));
+	return n;
 }
 
 /* Stacks ------------------------------------------------------------------ */
@@ -592,7 +637,8 @@ static const char *comm_of(struct lp_engine *e, uint32_t tid, uint32_t pid)
 		return "swapper";
 	if (c && c->comm[0])
 		return c->comm;
-	if (read_comm(pid, tid, buf, sizeof(buf)) || read_comm(pid, pid, buf, sizeof(buf))) {
+	if (!e->offline &&
+	    (read_comm(pid, tid, buf, sizeof(buf)) || read_comm(pid, pid, buf, sizeof(buf)))) {
 		comm_set(e, tid, buf);
 		return buf;
 	}
@@ -706,7 +752,7 @@ static void on_fork(struct lp_engine *e, const struct lp_event *ev)
 
 	if (parent && parent->comm[0])
 		memcpy(buf, parent->comm, sizeof(buf));
-	else if (!read_comm(ev->fork.ppid, ev->fork.ptid, buf, sizeof(buf)))
+	else if (e->offline || !read_comm(ev->fork.ppid, ev->fork.ptid, buf, sizeof(buf)))
 		buf[0] = '\0';
 	if (buf[0])
 		comm_set(e, ev->tid, buf);

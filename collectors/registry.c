@@ -18,6 +18,7 @@
 #include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
+#include "mmscope/recording.h"
 
 static const struct mms_source_ops *const lock_chain[] = {
 	&mms_lock_bpf_ops,
@@ -179,4 +180,5 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 void mms_collectors_init(void)
 {
 	libbpf_set_print(libbpf_print);
+	mms_recording_set_import(&mms_perfdata_import);
 }

@@ -572,6 +572,60 @@ int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **o
  * (disk full) while we read it.  Read block by block (rec_input.c), so a
  * damaged tail or a hole costs nothing.
  */
+static const struct mms_rec_import *import;
+
+void mms_recording_set_import(const struct mms_rec_import *imp)
+{
+	import = imp;
+}
+
+/*
+ * A capture of another format (perf.data), read as a recording in memory;
+ * 1 when fd is not one.  Never slurped: its reader reads what it needs.
+ */
+static int open_import(int fd, const char *path, uint64_t size, struct mms_recording **out,
+		       char *errbuf, size_t errlen)
+{
+	static const uint8_t perf_magic[8] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2' };
+	struct mms_rec_import_res res = { 0 };
+	struct mms_rec_info *in;
+	uint8_t head[16];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	char why[384];
+	int err;
+
+	if (n <= 0)
+		return 1;
+	if (!import || !import->match(head, (size_t)n)) {
+		if (!import && (size_t)n >= sizeof(perf_magic) && !memcmp(head, perf_magic, 8)) {
+			snprintf(errbuf, errlen, "%s is a perf.data capture, which this program "
+				 "cannot read: open it with mmscope report, replay or info", path);
+			return -ENOTSUP;
+		}
+		return 1;
+	}
+	err = import->convert(fd, size, REC_IMPORT_BUDGET, &res, why, sizeof(why));
+	if (!err)
+		err = mms_recording_open_mem(res.buf, res.len, out, why, sizeof(why));
+	if (err) {
+		free(res.buf);
+		snprintf(errbuf, errlen, "%s: %s", path, why);
+		return err;
+	}
+	(*out)->owned = res.buf;
+	in = &(*out)->info;
+	snprintf(in->tool, sizeof(in->tool), "%s", res.tool);
+	snprintf(in->imported, sizeof(in->imported), "%s", import->format);
+	in->file_bytes = size;
+	in->good_bytes = size;
+	if (res.damage[0]) {
+		in->damaged = true;
+		in->damaged_at = in->good_bytes = res.damaged_at;
+		snprintf(in->damage, sizeof(in->damage), "%s", res.damage);
+	}
+	return 0;
+}
+
 int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
 		       size_t errlen)
 {
@@ -592,6 +646,11 @@ int mms_recording_open(const char *path, struct mms_recording **out, char *errbu
 		snprintf(errbuf, errlen, "%s is %s, not a recording: give a recording file", path,
 			 mms_file_kind(sb.st_mode));
 		return -EINVAL;
+	}
+	err = open_import(fd, path, (uint64_t)sb.st_size, out, errbuf, errlen);
+	if (err <= 0) {
+		close(fd);
+		return err;
 	}
 	rec = rec_alloc();
 	if (!rec) {

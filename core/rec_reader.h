@@ -15,6 +15,9 @@
 #include "mmscope/recording.h"
 #include "rec_format.h"
 
+/* Memory a capture of another format may take while it is read (the converter checks). */
+#define REC_IMPORT_BUDGET (192ULL << 20)
+
 /* A definition: from interval pos on, file id fid of table tab is this record. */
 struct def {
 	uint32_t pos;

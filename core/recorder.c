@@ -411,28 +411,15 @@ static int open_file(const char *path, unsigned int flags, char *errbuf, size_t 
 	return fd;
 }
 
-int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsigned int flags,
-			struct mms_recorder **out, char *errbuf, size_t errlen)
+/* Writes the file header and the header block to r->fd. */
+static int start_file(struct mms_recorder *r, const struct mms_rec_meta *meta, char *errbuf,
+		      size_t errlen)
 {
 	struct mms_rec_meta m = *meta;
-	struct mms_recorder *r;
 	struct rec_buf hdr = { 0 };
-	char *tmp = NULL;
 	uint8_t *fh;
 	int err;
 
-	r = calloc(1, sizeof(*r));
-	if (!r || !(r->path = strdup(path)) || !(r->cctx = ZSTD_createCCtx())) {
-		snprintf(errbuf, errlen, "cannot record to %s: out of memory", path);
-		err = -ENOMEM;
-		goto err_free;
-	}
-	r->fd = flags & MMS_RECORDER_FORCE ? open_replacement(path, &tmp, errbuf, errlen) :
-					     open_file(path, flags, errbuf, errlen);
-	if (r->fd < 0) {
-		err = r->fd;
-		goto err_free;
-	}
 	if (!m.start_ns)
 		m.start_ns = now_ns(CLOCK_REALTIME);
 	fh = rec_buf_reserve(&r->out, REC_FILE_HDR);
@@ -449,17 +436,53 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
 	err = hdr.oom || r->out.oom ? -ENOMEM : write_all(r->fd, r->out.p, r->out.len);
 	rec_buf_free(&hdr);
 	if (err) {
-		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
-		goto err_unlink;
+		snprintf(errbuf, errlen, "cannot write %s: %s", r->path, strerror(-err));
+		return err;
 	}
+	r->good_off = r->out.len;
+	r->last_sync = now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+static struct mms_recorder *recorder_new(const char *path, char *errbuf, size_t errlen)
+{
+	struct mms_recorder *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->fd = -1;
+	if (!r || !(r->path = strdup(path)) || !(r->cctx = ZSTD_createCCtx())) {
+		snprintf(errbuf, errlen, "cannot record to %s: out of memory", path);
+		mms_recorder_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsigned int flags,
+			struct mms_recorder **out, char *errbuf, size_t errlen)
+{
+	struct mms_recorder *r = recorder_new(path, errbuf, errlen);
+	char *tmp = NULL;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->fd = flags & MMS_RECORDER_FORCE ? open_replacement(path, &tmp, errbuf, errlen) :
+					     open_file(path, flags, errbuf, errlen);
+	if (r->fd < 0) {
+		err = r->fd;
+		goto err_free;
+	}
+	err = start_file(r, meta, errbuf, errlen);
+	if (err)
+		goto err_unlink;
+	/* --force: the new file takes the old one's name only once it is a recording. */
 	if (tmp && rename(tmp, path)) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot replace %s: %s", path, strerror(-err));
 		goto err_unlink;
 	}
 	free(tmp);
-	r->good_off = r->out.len;
-	r->last_sync = now_ns(CLOCK_MONOTONIC);
 	*out = r;
 	return 0;
 
@@ -471,6 +494,26 @@ err_free:
 	free(tmp);
 	mms_recorder_destroy(r);
 	return err;
+}
+
+int mms_recorder_create_fd(int fd, const char *name, const struct mms_rec_meta *meta,
+			   struct mms_recorder **out, char *errbuf, size_t errlen)
+{
+	struct mms_recorder *r = recorder_new(name, errbuf, errlen);
+	int err;
+
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->fd = fd;
+	err = start_file(r, meta, errbuf, errlen);
+	if (err) {
+		mms_recorder_destroy(r);
+		return err;
+	}
+	*out = r;
+	return 0;
 }
 
 /* ---- Intervals ---- */

@@ -44,10 +44,15 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 const struct mms_ksyms *mms_collectors_ksyms(void);
 void mms_collectors_cleanup(void);
 
+/* perf.data captures read as recordings (collectors/perfdata.c). */
+struct mms_rec_import;
+extern const struct mms_rec_import mms_perfdata_import;
+
 /*
  * Routes libbpf's own messages: dropped unless MMSCOPE_DEBUG is set (then to
- * stderr).  Sources report their failures through src->why instead, and
- * nothing may print while curses owns the terminal.
+ * stderr), and registers mms_perfdata_import with the recording reader.
+ * Sources report their failures through src->why instead, and nothing may
+ * print while curses owns the terminal.
  */
 void mms_collectors_init(void);
 

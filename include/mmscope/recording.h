@@ -67,7 +67,8 @@ struct mms_rec_run {
 /* What the header says, plus what the reader found. */
 struct mms_rec_info {
 	uint32_t major, minor;	/* format version of the file */
-	char tool[64];		/* "mmscope 0.1.0" */
+	char imported[16];	/* a capture read as a recording: its format ("perf.data"), else "" */
+	char tool[64];		/* "mmscope 0.1.0", "perf 6.1.192" */
 	char host[72];
 	char kernel[136];	/* uname release */
 	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: make (pid 7)" */
@@ -142,6 +143,12 @@ int mms_recorder_create(const char *path, const struct mms_rec_meta *meta, unsig
  */
 int mms_recorder_check_path(const char *path, unsigned int flags, char *errbuf, size_t errlen);
 /*
+ * The same onto an open file (a memfd: a capture of another format read
+ * as a recording); the recorder owns fd from here on.  name is for messages.
+ */
+int mms_recorder_create_fd(int fd, const char *name, const struct mms_rec_meta *meta,
+			   struct mms_recorder **out, char *errbuf, size_t errlen);
+/*
  * Appends one committed interval of st (and the definitions it needs that
  * the file does not have yet) with a single write().  After a failure the
  * file is cut back to its last whole block, recording stops for good, and
@@ -186,6 +193,33 @@ struct mms_recording;
  */
 int mms_recording_open(const char *path, struct mms_recording **out, char *errbuf,
 		       size_t errlen);
+/*
+ * Captures of other formats (perf.data), told apart by their first bytes
+ * and turned into a recording in memory when opened.  Their readers live
+ * above core/ (they need the collectors' pairing), so the program registers
+ * one before opening files; without it such a file is refused with a
+ * sentence saying what it is.
+ */
+struct mms_rec_import_res {
+	uint8_t *buf;		/* the recording (malloc'd) */
+	size_t len;
+	char tool[64];		/* what wrote the capture: "perf 6.1.192" */
+	char damage[256];	/* where and why reading the capture stopped early, or "" */
+	uint64_t damaged_at;	/* its byte offset */
+};
+
+struct mms_rec_import {
+	const char *format;		/* "perf.data" */
+	bool (*match)(const uint8_t *head, size_t n);	/* the first up to 16 bytes */
+	/*
+	 * Reads fd (a regular file of size bytes, at most budget bytes of
+	 * memory) into a recording in res.  0 or -errno with errbuf set.
+	 */
+	int (*convert)(int fd, uint64_t size, uint64_t budget, struct mms_rec_import_res *res,
+		       char *errbuf, size_t errlen);
+};
+void mms_recording_set_import(const struct mms_rec_import *imp);
+
 /* The same over memory (tests, fuzzing); buf must outlive the recording. */
 int mms_recording_open_mem(const void *buf, size_t len, struct mms_recording **out,
 			   char *errbuf, size_t errlen);
