@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `report --folded` on the shipped demo recording: every line is what flamegraph.pl,
+# `report --folded` on the shipped demo recording and on a perf lock record capture
+# (tests/data): every line is what flamegraph.pl,
 # inferno and speedscope read ("frame;frame VALUE", no control characters), and the
 # values add up to the report's own totals: the wait of every lock (ns) by default,
 # the contentions with -k contended, and per lock with --by lock, whose root frame is
@@ -23,12 +24,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/mmscope-folded.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$dir"' EXIT
 
-mms report "$demo" --folded >"$dir/wait" || fail "report --folded exited $?"
-mms report "$demo" --folded -k contended >"$dir/count" || fail "report --folded -k contended exited $?"
-mms report "$demo" --folded --by lock >"$dir/lock" || fail "report --folded --by lock exited $?"
-mms report "$demo" --by lock --json -E 0 >"$dir/json" || fail "report --by lock --json exited $?"
+for f in "$demo" "$here/../data/perf_lock_mmap_churn.data"; do
+d=$dir/$(basename "$f")
+mkdir -p "$d"
+mms report "$f" --folded >"$d/wait" || fail "report --folded of $f exited $?"
+mms report "$f" --folded -k contended >"$d/count" || fail "report --folded -k contended exited $?"
+mms report "$f" --folded --by lock >"$d/lock" || fail "report --folded --by lock exited $?"
+mms report "$f" --by lock --json -E 0 >"$d/json" || fail "report --by lock --json exited $?"
 
-python3 - "$dir" <<'PY' || exit 1
+python3 - "$d" <<'PY' || exit 1
 import json, re, sys
 d = sys.argv[1]
 # flamegraph.pl's own line rule: the value is the last space-separated field.
@@ -78,9 +82,11 @@ if per_lock != {k: v for k, v in by_name.items() if v}:
     sys.exit(f"FAIL: --by lock root frames and waits differ from the report's locks: {bad}")
 if sum(per_lock.values()) != want_wait:
     sys.exit("FAIL: --by lock waits do not add up")
-print(f"ok: {len(wait)} stacks, {got_wait} ns and {got_count} contentions as in the report; "
+print(f"ok: {d}: {len(wait)} stacks, {got_wait} ns and {got_count} contentions as in the report; "
       f"{len(per_lock)} locks as root frames")
 PY
+
+done
 
 # Not a table format elsewhere: compare and info say so rather than print text.
 for c in "info $demo" "compare $demo -- $demo"; do
