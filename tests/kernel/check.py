@@ -13,8 +13,10 @@ the kernel functions (both kernels).  mmscope's recordings, read back with
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 
 LINE = re.compile(r'^\s*(?P<comm>.*)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: (?P<ev>\w+): (?P<rest>.*)$')
@@ -543,6 +545,55 @@ def check_lock_names():
           f'{[(r["name"], r["contended"]) for r in rows or []]}')
 
 
+def rmap_view(name):
+    """The rmap view (key 7) of `mmscope replay NAME.mmscope` over the whole window, as text."""
+    sock = f'mms-kcheck-{os.getpid()}'
+    path = os.path.join(OUT, name + '.mmscope')
+    tm = ['tmux', '-L', sock, '-f', '/dev/null']
+    try:
+        subprocess.run(tm + ['new-session', '-d', '-x', '120', '-y', '40',
+                             f'env TERM=screen {MMSCOPE} replay {path}'], check=True)
+        time.sleep(1.5)
+        # 7: the rmap view; w twice: tables over the whole window, not one interval.
+        for k in ('7', 'w', 'w'):
+            subprocess.run(tm + ['send-keys', k], check=True)
+            time.sleep(0.4)
+        time.sleep(0.6)
+        return subprocess.run(tm + ['capture-pane', '-p'], capture_output=True,
+                              text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f'tmux failed: {e}'
+    finally:
+        subprocess.run(tm + ['kill-server'], capture_output=True)
+
+
+def check_rmap_view(name, batches, order):
+    """The histogram the rmap view draws: one slot, batches of 1 page, the mean batch."""
+    if not shutil.which('tmux'):
+        report('SKIP', name + ' rmap view', 'no tmux to drive the TUI')
+        return
+    if not os.path.exists(os.path.join(OUT, name + '.mmscope')):
+        report('FAIL', name + ' rmap view', 'no recording')
+        return
+    text = rmap_view(name)
+    lines = text.splitlines()
+    hist = []
+    for i, line in enumerate(lines):
+        if 'batch size (pages per removal)' in line:
+            for row in lines[i + 1:]:
+                m = re.match(r'^\s*(\d+)-(\d+)\s+(\d+)\s+\S', row)
+                if not m:
+                    break
+                hist.append(tuple(int(x) for x in m.groups()))
+    mean = re.search(r'mean batch ([\d.]+) pages', text)
+    folio = re.search(rf'^order {order} \(', text, re.M)
+    check(name + ' rmap view', hist == [(0, 2, batches)] and mean and mean.group(1) == '1.00'
+          and folio,
+          f'histogram {hist} (want one slot 0-2 of {batches}: batches of 1 page), mean batch '
+          f'{mean.group(1) if mean else "?"}, order {order} row {"shown" if folio else "missing"}'
+          + ('' if hist else f'; screen: {text.strip()[-600:]!r}'))
+
+
 def check_mms_locks():
     name = 'mm-locks'
     rep = mms_report(name)
@@ -584,6 +635,7 @@ def main():
             check_mms_vma('mm-grow-tp', 'tracepoint', 'grow')
             check_mms_rmap('mm-pageout-tp', 'tracepoint', N_PAGES, 0)
             check_mms_rmap('mm-thp-tp', 'tracepoint', THP_PAGES * N_THP, 9)
+            check_rmap_view('mm-thp-tp', THP_PAGES * N_THP, 9)
         else:
             check_mms_vma('mm-vma-default', 'fentry', 'mprotect')
             check_mms_inferred('mm-vma-inferred')
@@ -591,6 +643,7 @@ def main():
         check_mms_vma('mm-grow-fentry', 'fentry', 'grow')
         check_mms_rmap('mm-pageout-fentry', 'fentry', N_PAGES, 0)
         check_mms_rmap('mm-thp-fentry', 'fentry', THP_PAGES * N_THP, 9)
+        check_rmap_view('mm-thp-fentry', THP_PAGES * N_THP, 9)
         check_mms_locks()
         check_mms_mmap_hold()
         check_lock_names()
