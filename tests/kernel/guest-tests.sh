@@ -195,7 +195,8 @@ mms_run mm-thp-fentry "$oracle_rmap" --vma-source off --rmap-source fentry \
 mms_run mm-locks "lock:contention_begin" --vma-source off --rmap-source off --duration 3 \
 	-- "$WL/mmap_churn" -t 2 -s 2
 # The mmap_lock source (--mmap-hold) against mmap_lock's own tracepoints.
-mms_run mm-mmap-hold "mmap_lock:mmap_lock_acquire_returned" --mmap-hold --vma-source off \
+mms_run mm-mmap-hold "mmap_lock:mmap_lock_acquire_returned sched:sched_process_exec" \
+	--mmap-hold --vma-source off \
 	--rmap-source off -- "$WL/mprotect_toggle" -n "$N_TOGGLE"
 # Lock names: two processes of two threads on one shared file contend its
 # i_mmap_rwsem (msync walks the rmap under it; the splits and merges of the
