@@ -459,8 +459,17 @@ static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
 	__u64 wl = bpf_core_field_offset(struct rw_semaphore, wait_lock);
 	struct kmem_cache *s;
 
-	if (!bpf_get_kmem_cache)
+	if (!bpf_get_kmem_cache) {
+		/*
+		 * Before 6.13 there is no slab lookup: the layouts alone tell, the
+		 * inode's (two pointers that must agree) before anon_vma's (a root
+		 * pointing to itself right before the rwsem).
+		 */
+		if (try_inode(info, lock) || try_anon_vma(info, lock))
+			return;
+		info->wait_lock = try_inode(info, lock - wl) || try_anon_vma(info, lock - wl);
 		return;
+	}
 	s = bpf_get_kmem_cache(lock);
 	if (!s)
 		return;

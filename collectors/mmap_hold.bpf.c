@@ -117,8 +117,7 @@ static __always_inline void mh_move(struct task_struct *task, struct mh_task *t,
 	}
 }
 
-SEC("tp_btf/mmap_lock_acquire_returned")
-int BPF_PROG(mh_acquired, struct mm_struct *mm, bool write, bool success)
+static __always_inline int acquired(struct mm_struct *mm, bool write, bool success)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key = (__u64)mm, now;
 	__u32 tgid = id >> 32, victim = 0;
@@ -191,8 +190,7 @@ int BPF_PROG(mh_acquired, struct mm_struct *mm, bool write, bool success)
 	return 0;
 }
 
-SEC("tp_btf/mmap_lock_released")
-int BPF_PROG(mh_released, struct mm_struct *mm, bool write)
+static __always_inline int released(struct mm_struct *mm, bool write)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key = (__u64)mm;
 	struct mh_task *t;
@@ -219,6 +217,37 @@ lost:
 	if (!mh_sample_shift)
 		mm_lost_inc(MM_LOST_TIME);
 	return 0;
+}
+
+/*
+ * Until 6.13 the mmap_lock events also passed the memcg path, before write:
+ * read with the other prototype, write would be that pointer and success the
+ * write flag (every read acquisition a failed trylock).  User space loads the
+ * pair that matches this kernel's BTF.
+ */
+SEC("tp_btf/mmap_lock_acquire_returned")
+int BPF_PROG(mh_acquired, struct mm_struct *mm, bool write, bool success)
+{
+	return acquired(mm, write, success);
+}
+
+SEC("tp_btf/mmap_lock_acquire_returned")
+int BPF_PROG(mh_acquired_memcg, struct mm_struct *mm, const char *memcg_path, bool write,
+	     bool success)
+{
+	return acquired(mm, write, success);
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(mh_released, struct mm_struct *mm, bool write)
+{
+	return released(mm, write);
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(mh_released_memcg, struct mm_struct *mm, const char *memcg_path, bool write)
+{
+	return released(mm, write);
 }
 
 /* Run by user space after the flip and the grace period: every thread's old set. */

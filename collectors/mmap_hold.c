@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include <bpf/btf.h>
+
 #include "mm_agg.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
@@ -82,9 +84,36 @@ static int mh_create(struct mms_source *src, const struct mms_options *opts)
 	return src->priv ? 0 : -ENOMEM;
 }
 
+/*
+ * Whether this kernel's mmap_lock events pass the memcg path (before 6.13):
+ * the tracepoint's prototype, from BTF, has a fifth parameter (the first is
+ * the probe's data pointer).
+ */
+static bool memcg_path_arg(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool old = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "btf_trace_mmap_lock_acquire_returned", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t)
+		t = btf__type_by_id(btf, t->type);	/* the pointer */
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);	/* the prototype */
+	if (t && btf_is_func_proto(t))
+		old = btf_vlen(t) == 5;
+	btf__free(btf);
+	return old;
+}
+
 static int mh_prepare(struct mms_source *src)
 {
 	struct mh_priv *p = src->priv;
+	bool old;
 	int err;
 
 	p->skel = mmap_hold__open();
@@ -95,6 +124,11 @@ static int mh_prepare(struct mms_source *src)
 	while ((1U << p->skel->rodata->mh_sample_shift) < p->sample)
 		p->skel->rodata->mh_sample_shift++;
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
+	old = memcg_path_arg();
+	bpf_program__set_autoload(p->skel->progs.mh_acquired, !old);
+	bpf_program__set_autoload(p->skel->progs.mh_released, !old);
+	bpf_program__set_autoload(p->skel->progs.mh_acquired_memcg, old);
+	bpf_program__set_autoload(p->skel->progs.mh_released_memcg, old);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
 		return mm_bpf_fail(src, err, "sizing the aggregation map");

@@ -40,8 +40,12 @@ static int choose_programs(struct mms_source *src, struct rmap_fentry *skel)
 	bool ptes = has_func(btf, "folio_remove_rmap_ptes");
 	bool pmd = ptes && has_func(btf, "folio_remove_rmap_pmd");
 	bool page = !ptes && has_func(btf, "page_remove_rmap");
+	bool split = has_func(btf, "split_huge_pmd_locked");
 
 	btf__free(btf);
+	/* Its removal of the PMD's rmap after the PTEs' is a split, not an unmap. */
+	bpf_program__set_autoload(skel->progs.rf_split_enter, split);
+	bpf_program__set_autoload(skel->progs.rf_split_exit, split);
 	bpf_program__set_autoload(skel->progs.rf_remove_ptes, ptes);
 	bpf_program__set_autoload(skel->progs.rf_remove_pmd, pmd);
 	bpf_program__set_autoload(skel->progs.rf_page_remove, page);

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Builds the mmscope guest kernel from Debian's linux-source-6.1, with or
-# without the tracepoint patches in kernel/patches, and caches the result
-# outside the tree keyed by everything that goes into it (source tarball,
-# patches, config fragment, the recipe's version).  Prints the cached kernel's
-# directory (bzImage, config, build.log) on stdout.
+# Builds the mmscope guest kernel from Debian's linux-source-6.12 (or 6.1),
+# with or without the tracepoint patches in kernel/patches/VERSION, and caches
+# the result outside the tree keyed by everything that goes into it (source
+# tarball, patches, config fragments, the recipe's version).  Prints the cached
+# kernel's directory (bzImage, config, build.log) on stdout.
 #
-#   kernel/build.sh [--patched | --unpatched] [--deps-only]
+#   kernel/build.sh [--version 6.12 | 6.1] [--patched | --unpatched]
+#                   [--vma-lock-stats] [--cached-only] [--deps-only]
 #
-# The config is allnoconfig + kernel/mmscope.config (no ACPI, no IPv6):
+# --vma-lock-stats adds CONFIG_PER_VMA_LOCK_STATS (6.12: /proc/vmstat's
+# vma_lock_* counters, the oracle for per-VMA lock work); it is its own cached
+# kernel.  --cached-only prints a kernel that is already cached and builds
+# none (exit 77 if there is none).  The config is allnoconfig + kernel/mmscope.config, then
+# kernel/mmscope-VERSION.config if there is one (no ACPI, no IPv6):
 # about a quarter of defconfig's objects.  Debug info is there for BTF only,
 # so it is built without variable tracking (-fno-var-tracking: locations,
 # which BTF does not use, cost a fifth of the compile time).  Both variants are built in the same scratch
@@ -23,15 +28,35 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MMSCOPE_CACHE:-/var/cache/mmscope}/kernel
 variant=patched
+version=6.12
 deps_only=0
-for a in "$@"; do
-	case $a in
+lock_stats=0
+cached_only=0
+usage() {
+	echo "usage: $0 [--version 6.12 | 6.1] [--patched | --unpatched] [--vma-lock-stats]" \
+		"[--cached-only] [--deps-only]" >&2
+	exit 2
+}
+while [ $# -gt 0 ]; do
+	case $1 in
 	--patched) variant=patched ;;
 	--unpatched) variant=unpatched ;;
+	--version) [ $# -ge 2 ] || usage; version=$2; shift ;;
+	--version=*) version=${1#--version=} ;;
+	--vma-lock-stats) lock_stats=1 ;;
+	--cached-only) cached_only=1 ;;
 	--deps-only) deps_only=1 ;;
-	*) echo "usage: $0 [--patched | --unpatched] [--deps-only]" >&2; exit 2 ;;
+	*) usage ;;
 	esac
+	shift
 done
+case $version in
+6.1 | 6.12) ;;
+*) echo "kernel/build: no recipe for version $version (6.1 and 6.12 have one)" >&2; exit 2 ;;
+esac
+[ $lock_stats = 0 ] || [ "$version" = 6.12 ] ||
+	{ echo "kernel/build: --vma-lock-stats needs --version 6.12 (6.1 has no per-VMA locks)" >&2
+	  exit 2; }
 
 say() { echo "kernel/build: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -39,7 +64,7 @@ skip() { say "$*"; exit 77; }
 
 # Packages: the compiler and kbuild's tools, pahole for BTF, ccache, qemu to boot it.
 pkgs=(gcc make bc bison flex libssl-dev libelf-dev dwarves cpio ccache xz-utils
-      linux-source-6.1 qemu-system-x86 e2fsprogs)
+      "linux-source-$version" qemu-system-x86 e2fsprogs)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -56,36 +81,47 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ $deps_only = 1 ] && exit 0
 
-tarball=/usr/src/linux-source-6.1.tar.xz
-[ -f "$tarball" ] || skip "no $tarball (apt-get install linux-source-6.1)"
+tarball=/usr/src/linux-source-$version.tar.xz
+[ -f "$tarball" ] || skip "no $tarball (apt-get install linux-source-$version)"
 mkdir -p "$cache" || die "cannot create $cache (set MMSCOPE_CACHE to a writable directory)"
 
 patches=()
 if [ $variant = patched ]; then
-	[ -f "$top/kernel/patches/series" ] || die "no kernel/patches/series"
+	pdir=$top/kernel/patches/$version
+	[ -f "$pdir/series" ] || die "no kernel/patches/$version/series"
 	while read -r p; do
 		case $p in ''|'#'*) continue ;; esac
-		patches+=("$top/kernel/patches/$p")
-	done <"$top/kernel/patches/series"
+		patches+=("$pdir/$p")
+	done <"$pdir/series"
 fi
-fragment=$top/kernel/mmscope.config
+fragments=("$top/kernel/mmscope.config")
+[ -f "$top/kernel/mmscope-$version.config" ] && fragments+=("$top/kernel/mmscope-$version.config")
+if [ $lock_stats = 1 ]; then
+	fragments+=("$top/kernel/vma-lock-stats.config")
+	variant=$variant-vmalockstats
+fi
 
 # The key: what the kernel is made of.  The tarball by size and mtime (hashing
-# 140 MB each run costs seconds), the config fragment's settings (not its
+# 140 MB each run costs seconds), the config fragments' settings (not their
 # comments), the patches by content, and recipe_version: bump it when a change
-# below alters the kernel this script makes.
+# below alters the kernel this script makes.  6.1's key is computed as it was
+# before there were versions, so kernels already cached are still found.
 recipe_version=2
 key=$( {
 	echo "variant=$variant recipe=$recipe_version"
+	[ "$version" = 6.1 ] || echo "version=$version"
 	stat -c 'tarball %s %Y' "$tarball"
-	grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$fragment"
+	grep -hE '^(CONFIG_|# CONFIG_.* is not set)' "${fragments[@]}"
 	for p in "${patches[@]}"; do cat "$p"; done
 } | sha256sum | cut -c1-16)
-out=$cache/$variant-$key
+name=$variant
+[ "$version" = 6.1 ] || name=$version-$variant
+out=$cache/$name-$key
 if [ -f "$out/bzImage" ] && [ -f "$out/done" ]; then
 	echo "$out"
 	exit 0
 fi
+[ $cached_only = 0 ] || skip "no cached $version $variant kernel ($out)"
 
 # The source tree, the objects and ccache take about 3 GiB: say so rather than
 # fail halfway through with ENOSPC.
@@ -104,7 +140,7 @@ if [ -f "$out/bzImage" ] && [ -f "$out/done" ]; then
 	exit 0
 fi
 
-pristine=$cache/linux-source-6.1
+pristine=$cache/linux-source-$version
 if [ ! -f "$pristine/.mmscope-extracted" ]; then
 	say "extracting $tarball into $cache"
 	rm -rf "$pristine"
@@ -123,7 +159,7 @@ mkdir -p "$cache/work" "$obj"
 cp -al "$pristine" "$src"
 for p in "${patches[@]}"; do
 	patch -s -p1 -d "$src" --no-backup-if-mismatch <"$p" ||
-		die "$(basename "$p") does not apply to linux-source-6.1"
+		die "$(basename "$p") does not apply to linux-source-$version"
 done
 
 export CCACHE_DIR=$cache/ccache
@@ -140,16 +176,16 @@ mk() { nice -n "${NICE:-19}" make -C "$src" O="$obj" CC="ccache gcc" KCFLAGS=-fn
 	-j"$jobs" "$@"; }
 
 start=$(date +%s)
-say "building $variant kernel ($key, ${#patches[@]} patches) with -j$jobs; log in $log"
+say "building $version $variant kernel ($key, ${#patches[@]} patches) with -j$jobs; log in $log"
 {
 	mk allnoconfig
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$fragment"
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${fragments[@]}"
 	mk olddefconfig
 } >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "configuring the kernel failed"; }
 
 # merge_config only warns when Kconfig drops an option; a missing one here
 # would make every later check fail in a confusing way.
-bad=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$fragment" | while read -r l; do
+bad=$(grep -hE '^CONFIG_[A-Z0-9_]+=y' "${fragments[@]}" | while read -r l; do
 	grep -qx "$l" "$obj/.config" || echo "${l%=y}"
 done)
 [ -z "$bad" ] || die "the config lost: $bad (a dependency is missing; see $log)"
@@ -165,5 +201,5 @@ for p in "${patches[@]}"; do cp "$p" "$out.tmp/"; done
 echo "built in $(( $(date +%s) - start )) s" >"$out.tmp/done"
 rm -rf "$out"
 mv "$out.tmp" "$out"
-say "$variant kernel built in $(( $(date +%s) - start )) s: $out"
+say "$version $variant kernel built in $(( $(date +%s) - start )) s: $out"
 echo "$out"

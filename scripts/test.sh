@@ -8,9 +8,10 @@
 # first (the README's test command does both).
 #
 # Usage: scripts/test.sh [meson test args...]      e.g. --suite unit
-# The kernel suite (kernel/: a patched and an unpatched 6.1 kernel under qemu)
-# runs last, on the plain build: the guest is slow enough without a sanitizer.
-# Cold it builds two kernels (kernel/README.md has the times); they are cached.
+# The kernel suite (kernel/: a patched and an unpatched 6.12 kernel under qemu,
+# and 6.1's when they are cached) runs last, on the plain build: the guest is
+# slow enough without a sanitizer.  Cold it builds two kernels (kernel/README.md
+# has the times); they are cached.
 # Environment: MMSCOPE_TEST_ASAN=0 tests the plain build only, without valgrind;
 # MMSCOPE_TEST_KERNEL=0 leaves the kernel suite out.
 set -uo pipefail

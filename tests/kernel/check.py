@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Checks what one guest run of tests/kernel/guest-tests.sh left in OUT.
 
-    check.py OUT VARIANT MMSCOPE N_TOGGLE N_NOOP N_GROW N_PAGES N_THP
+    check.py OUT VARIANT VERSION MMSCOPE N_TOGGLE N_NOOP N_GROW N_PAGES N_THP
 
 Two oracles, both independent of mmscope: the patched tracepoints read
 through tracefs (exact counts for the workloads' own windows), and kprobes on
@@ -13,8 +13,10 @@ the kernel functions (both kernels).  mmscope's recordings, read back with
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 
 LINE = re.compile(r'^\s*(?P<comm>.*)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: (?P<ev>\w+): (?P<rest>.*)$')
@@ -25,7 +27,7 @@ results = {'ok': 0, 'FAIL': 0, 'SKIP': 0}
 
 def report(status, name, detail):
     results[status] += 1
-    print(f'{status} - {VARIANT} {name}: {detail}', flush=True)
+    print(f'{status} - {VERSION} {VARIANT} {name}: {detail}', flush=True)
 
 
 def check(name, cond, detail):
@@ -90,6 +92,21 @@ def num(v):
     return int(v, 0)
 
 
+def kprobe_merges(ev):
+    """Successful merges by the kprobe oracle (guest-tests.sh's kprobe_setup).
+
+    vma_merge() (6.1), vma_merge_new_range() and vma_merge_existing_range()
+    return the merged VMA or NULL.  Where the last was folded into vma_modify(),
+    its merges are the commit_merge() calls that returned 0 less the
+    vma_expand() ones (vma_expand() commits through commit_merge(): for
+    vma_merge_new_range(), counted already, and for exec's stack move, no merge).
+    """
+    ok = Counter(e for _, e, f, _ in ev if e in ('mms_merge', 'mms_mergex') and num(f['ret']) != 0)
+    zero = Counter(e for _, e, f, _ in ev if e in ('mms_commit', 'mms_expand')
+                   and num(f['ret']) == 0)
+    return ok['mms_merge'] + ok['mms_mergex'] + zero['mms_commit'] - zero['mms_expand']
+
+
 # ---- the tracepoints and kprobes, workload windows only ----
 
 def check_events_present():
@@ -103,8 +120,24 @@ def check_events_present():
     for e in ('lock/contention_begin', 'lock/contention_end'):
         check('tracepoint ' + e, f'event {e} present' in text, 'present expected')
     check('btf', 'btf present' in text, '/sys/kernel/btf/vmlinux expected')
-    for fn in ('__split_vma', '__vma_adjust', 'try_to_unmap_one', 'page_remove_rmap'):
+    if VERSION == '6.1':
+        fns = ('__split_vma', '__vma_adjust', 'try_to_unmap_one', 'page_remove_rmap')
+    else:
+        # The hooks of vma_fentry.bpf.c and rmap_fentry.bpf.c for mainline.
+        fns = ('__split_vma', 'vma_merge_new_range', 'vma_modify', 'copy_vma', 'vma_expand',
+               'vma_shrink', 'try_to_unmap_one', 'folio_remove_rmap_ptes')
+    for fn in fns:
         check('ftrace ' + fn, f'ftrace {fn}\n' in text, 'traceable (fentry target)')
+    # Two CPUs: spinlock contention needs a second one (kernel/boot.sh's -smp).
+    m = re.search(r'^cpus (\d+)$', text, re.M)
+    up = re.search(r'smp: Brought up \d+ nodes?, (\d+) CPUs?',
+                   read(os.path.join(OUT, 'console.log')) or '')
+    check('cpus', m and m.group(1) == '2' and up and up.group(1) == '2',
+          f'nproc {m.group(1) if m else "?"}, console: "{up.group(0) if up else "no smp line"}"'
+          '; 2 expected (qemu -smp 2,sockets=2)')
+    if VERSION != '6.1':
+        check('config PER_VMA_LOCK', 'config CONFIG_PER_VMA_LOCK=y' in text,
+              'CONFIG_PER_VMA_LOCK=y expected in /proc/config.gz')
 
 
 def window_ok(name):
@@ -190,12 +223,14 @@ def check_tp_thp():
                      'anon' in fl, 'lazyfree' in fl) for f, fl in b)
     pfns = len({f['pfn'] for f, _ in b})
     want = THP_PAGES * N_THP
-    # 6.1: shrink_folio_list() passes TTU_SPLIT_HUGE_PMD, try_to_unmap_one()
-    # splits the PMD and removes one PTE per page_remove_rmap().
+    # 6.1 and 6.12.117 alike: shrink_folio_list() passes TTU_SPLIT_HUGE_PMD,
+    # try_to_unmap_one() splits the PMD and removes one PTE per rmap call
+    # (6.12 stable dropped the PMD-level discard of lazyfree THPs;
+    # kernel/README.md has the code).
     check(name + ' batches', len(b) == want and
           shape[('1', '9', str(THP_PAGES), True, True)] == want and pfns == want,
           f'{len(b)} try_to_unmap_batch {dict(shape)} over {pfns} pfns; expected {want} = '
-          f'{N_THP} THPs x {THP_PAGES} batches of 1 page (6.1 splits the PMD first), '
+          f'{N_THP} THPs x {THP_PAGES} batches of 1 page ({VERSION} splits the PMD first), '
           'order 9, anon, lazyfree')
     check(name + ' dropped', out_field(name, 'resident_after') == 0,
           f'{out_field(name, "resident_after")} pages still resident after MADV_PAGEOUT')
@@ -208,9 +243,9 @@ def check_kprobes():
         report('FAIL', name, 'no trace')
     elif window_ok(name):
         splits = sum(1 for _, e, _, _ in ev if e == 'mms_split')
-        merges = sum(1 for _, e, f, _ in ev if e == 'mms_merge' and num(f['ret']) != 0)
+        merges = kprobe_merges(ev)
         check(name, splits == 2 * N_TOGGLE and merges == N_TOGGLE,
-              f'kprobes: {splits} __split_vma calls, {merges} successful vma_merge; '
+              f'kprobes: {splits} __split_vma calls, {merges} successful merges; '
               f'expected {2 * N_TOGGLE} and {N_TOGGLE}')
     name = 'kp-pageout'
     ev = events(name)
@@ -314,8 +349,7 @@ def oracle_vma(name, pid):
         merges = Counter((f['merge'], f['origin']) for _, e, f, _ in ev if e == 'vma_merge')
     else:
         splits = sum(1 for _, e, _, _ in ev if e == 'mms_split')
-        merges = Counter(('?', '?') for _, e, f, _ in ev
-                         if e == 'mms_merge' and num(f['ret']) != 0)
+        merges = Counter({('?', '?'): kprobe_merges(ev)})
     return splits, merges
 
 
@@ -365,12 +399,18 @@ def check_mms_vma(name, want_backend, workload):
               f'fentry cannot see vma_expand() merges on this kernel: note {said!r}; '
               f'mmscope {prev} merges with prev of pid {pid} (fewer than the {N_GROW} grow '
               f'steps expected); all: {dict(merges)}')
-    else:
+    elif VARIANT == 'patched':
         o_prev = sum(v for (k, o), v in o_merges.items() if k == 'prev')
-        exact = (prev == o_prev) if VARIANT == 'patched' else True
+        check(name + ' merges', prev >= N_GROW and prev == o_prev,
+              f'mmscope {prev} merges with prev of pid {pid}, oracle {o_prev}'
+              f' (>= {N_GROW} grow steps, plus exec); all: {dict(merges)}')
+    else:
+        # The kprobe oracle tells merges from no merges, not their kind.
+        total, o_total = sum(merges.values()), sum(o_merges.values())
+        exact = total == o_total if VERSION != '6.1' else True
         check(name + ' merges', prev >= N_GROW and exact,
-              f'mmscope {prev} merges with prev of pid {pid}'
-              + (f', oracle {o_prev}' if VARIANT == 'patched' else '')
+              f'mmscope {prev} merges with prev of pid {pid}, {total} in all'
+              + (f', kprobe oracle {o_total} in all' if VERSION != '6.1' else '')
               + f' (>= {N_GROW} grow steps, plus exec); all: {dict(merges)}')
 
 
@@ -419,6 +459,148 @@ def check_mms_rmap(name, want_backend, pages, order):
           f'expected {pages} batches of 1 page, order {order}')
 
 
+def check_mms_mmap_hold():
+    """--mmap-hold against mmap_lock_acquire_returned of the same run, exactly."""
+    name = 'mm-mmap-hold'
+    rep = mms_report(name)
+    pid = mms_pid(name)
+    if rep is None or pid is None:
+        return
+    ev = events(name, pid)
+    if ev is None:
+        report('FAIL', name, 'no oracle trace')
+        return
+    acq = [f for _, e, f, _ in ev if e == 'mmap_lock_acquire_returned']
+    # Reads after the workload's exec: mmscope follows the child before it.
+    after, seen = [], False
+    for _, e, f, _ in ev:
+        seen = seen or e == 'sched_process_exec'
+        if seen and e == 'mmap_lock_acquire_returned':
+            after.append(f)
+    o = Counter((f.get('write'), f.get('success')) for f in acq)
+    got = {k: sum(m['count'] for m in metrics(rep, 'mmap_lock.' + k, pid))
+           for k in ('acquire.write', 'acquire.read', 'trylock_fail')}
+    want = {'acquire.write': o[('true', 'true')],
+            'trylock_fail': o[('true', 'false')] + o[('false', 'false')]}
+    # The forked child takes its copy of mmscope's mm for read before mmscope
+    # follows it (2 reads on 6.12, about 30 page faults on 6.1, which has no
+    # per-VMA locks): the oracle saw those, so reads lie between those after
+    # the exec and all (6.1 hashes the mm pointers early in boot, so exec is
+    # the landmark, not the mm).
+    reads_all = o[('false', 'true')]
+    reads_own = sum(1 for f in after if f.get('write') == 'false' and f.get('success') == 'true')
+    check(name + ' source', source(rep, 'mmap_lock') == 'bpf',
+          f'mmap_lock source {source(rep, "mmap_lock")!r}, expected bpf')
+    exact = {k: got[k] for k in want}
+    check(name + ' acquisitions', exact == want and got['acquire.write'] >= 2 * N_TOGGLE and
+          reads_own <= got['acquire.read'] <= reads_all,
+          f'mmscope {got} for pid {pid}; mmap_lock_acquire_returned: {want}, reads '
+          f'{reads_own} after the exec and {reads_all} in all '
+          f'(>= {2 * N_TOGGLE} writes: one per mprotect)')
+
+
+def lock_rows(name, *args):
+    """`mmscope report NAME.mmscope --by lock --json ARGS` rows, or None."""
+    path = os.path.join(OUT, name + '.mmscope')
+    p = subprocess.run([MMSCOPE, 'report', path, '--by', 'lock', '--json', *args],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        report('FAIL', name, f'mmscope report --by lock {" ".join(args)} failed '
+               f'({p.returncode}): {p.stderr.strip()[-300:]}')
+        return None
+    try:
+        return json.loads(p.stdout).get('rows', [])
+    except ValueError as e:
+        report('FAIL', name, f'report --by lock is not JSON: {e}')
+        return None
+
+
+def check_lock_names():
+    name = 'mm-names-file'
+    if mms_report(name) is None:
+        return
+    want = 'i_mmap_rwsem (/run/disk/shared.dat)'
+    rows = lock_rows(name)
+    if rows is None:
+        return
+    im = [r for r in rows if r['name'] == want]
+    check(name + ' i_mmap_rwsem', im and im[0]['kind'] == 'i_mmap_rwsem'
+          and im[0]['contended'] > 0,
+          f'{want!r}: {im[:1]}; rows {[r["name"] for r in rows][:8]}')
+    # The seeds' own waits: vma_prepare() takes i_mmap_rwsem for write around
+    # each split and merge of the shared file's VMAs (6.1: __vma_adjust()).
+    fn = '__vma_adjust' if VERSION == '6.1' else 'vma_prepare'
+    srows = lock_rows(name, '-S', fn)
+    if srows is None:
+        return
+    sim = [r for r in srows if r['name'] == want]
+    check(name + ' -S ' + fn, sim and sim[0]['contended'] > 0 and
+          sim[0]['contended'] <= im[0]['contended'] and sim[0]['type'] == 'rwsem:W',
+          f'-S {fn}: {sim[:1]} (of {im[0]["contended"] if im else 0} waits on it), '
+          f'rows {[r["name"] for r in srows][:8]}')
+    name = 'mm-names-anon'
+    text = read(os.path.join(OUT, name + '.json'))
+    try:
+        rows = json.loads(text or '').get('rows', [])
+    except ValueError:
+        rows = None
+    tries = out_field(name, 'tries')
+    ok = rows is not None and any(r['name'] == 'anon_vma' and r['kind'] == 'anon_vma' and
+                                  r['contended'] > 0 for r in rows)
+    check(name + ' anon_vma', ok and all(r['name'] == 'anon_vma' for r in rows),
+          f'-L anon_vma rows after {tries} tries of fork_anon: '
+          f'{[(r["name"], r["contended"]) for r in rows or []]}')
+
+
+def rmap_view(name):
+    """The rmap view (key 7) of `mmscope replay NAME.mmscope` over the whole window, as text."""
+    sock = f'mms-kcheck-{os.getpid()}-{name}'
+    path = os.path.join(OUT, name + '.mmscope')
+    tm = ['tmux', '-L', sock, '-f', '/dev/null']
+    try:
+        subprocess.run(tm + ['new-session', '-d', '-x', '120', '-y', '40',
+                             f'env TERM=screen {MMSCOPE} replay {path}'], check=True)
+        time.sleep(1.5)
+        # 7: the rmap view; w twice: tables over the whole window, not one interval.
+        for k in ('7', 'w', 'w'):
+            subprocess.run(tm + ['send-keys', k], check=True)
+            time.sleep(0.4)
+        time.sleep(0.6)
+        return subprocess.run(tm + ['capture-pane', '-p'], capture_output=True,
+                              text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f'tmux failed: {e}'
+    finally:
+        subprocess.run(tm + ['kill-server'], capture_output=True)
+
+
+def check_rmap_view(name, batches, order):
+    """The histogram the rmap view draws: one slot, batches of 1 page, the mean batch."""
+    if not shutil.which('tmux'):
+        report('SKIP', name + ' rmap view', 'no tmux to drive the TUI')
+        return
+    if not os.path.exists(os.path.join(OUT, name + '.mmscope')):
+        report('FAIL', name + ' rmap view', 'no recording')
+        return
+    text = rmap_view(name)
+    lines = text.splitlines()
+    hist = []
+    for i, line in enumerate(lines):
+        if 'batch size (pages per removal)' in line:
+            for row in lines[i + 1:]:
+                m = re.match(r'^\s*(\d+)-(\d+)\s+(\d+)\s+\S', row)
+                if not m:
+                    break
+                hist.append(tuple(int(x) for x in m.groups()))
+    mean = re.search(r'mean batch ([\d.]+) pages', text)
+    folio = re.search(rf'^order {order} \(', text, re.M)
+    check(name + ' rmap view', hist == [(0, 2, batches)] and mean and mean.group(1) == '1.00'
+          and folio,
+          f'histogram {hist} (want one slot 0-2 of {batches}: batches of 1 page), mean batch '
+          f'{mean.group(1) if mean else "?"}, order {order} row {"shown" if folio else "missing"}'
+          + ('' if hist else f'; screen: {text.strip()[-600:]!r}'))
+
+
 def check_mms_locks():
     name = 'mm-locks'
     rep = mms_report(name)
@@ -436,12 +618,12 @@ def check_mms_locks():
 
 
 def main():
-    global OUT, VARIANT, MMSCOPE, N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP
-    if len(sys.argv) != 9:
+    global OUT, VARIANT, VERSION, MMSCOPE, N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP
+    if len(sys.argv) != 10:
         print(__doc__, file=sys.stderr)
         return 2
-    OUT, VARIANT, MMSCOPE = sys.argv[1:4]
-    N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP = (int(x) for x in sys.argv[4:9])
+    OUT, VARIANT, VERSION, MMSCOPE = sys.argv[1:5]
+    N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP = (int(x) for x in sys.argv[5:10])
     check_events_present()
     if VARIANT == 'patched':
         check_tp_mprotect()
@@ -460,6 +642,7 @@ def main():
             check_mms_vma('mm-grow-tp', 'tracepoint', 'grow')
             check_mms_rmap('mm-pageout-tp', 'tracepoint', N_PAGES, 0)
             check_mms_rmap('mm-thp-tp', 'tracepoint', THP_PAGES * N_THP, 9)
+            check_rmap_view('mm-thp-tp', THP_PAGES * N_THP, 9)
         else:
             check_mms_vma('mm-vma-default', 'fentry', 'mprotect')
             check_mms_inferred('mm-vma-inferred')
@@ -467,7 +650,10 @@ def main():
         check_mms_vma('mm-grow-fentry', 'fentry', 'grow')
         check_mms_rmap('mm-pageout-fentry', 'fentry', N_PAGES, 0)
         check_mms_rmap('mm-thp-fentry', 'fentry', THP_PAGES * N_THP, 9)
+        check_rmap_view('mm-thp-fentry', THP_PAGES * N_THP, 9)
         check_mms_locks()
+        check_mms_mmap_hold()
+        check_lock_names()
     print(f'{VARIANT}: {results["ok"]} passed, {results["FAIL"]} failed, '
           f'{results["SKIP"]} skipped', flush=True)
     return 1 if results['FAIL'] else 0

@@ -7,7 +7,9 @@
 #
 # Environment (from job.sh): OUT (results dir), MMSCOPE (binary), WL (the
 # build's tests/workloads), KT (the build's tests/kernel), VARIANT
-# (patched|unpatched), N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP.
+# (patched|unpatched), KVERSION (6.12|6.1), N_TOGGLE, N_NOOP, N_GROW,
+# N_PAGES, N_THP.  Everything it runs is in $OUT/bin (run.sh copies it):
+# the guest's /tmp is its own tmpfs, so nothing may come from the host's.
 set -u
 T=/sys/kernel/tracing
 # With the guest's uptime: under TCG on a busy host, where the time goes.
@@ -87,17 +89,31 @@ mms_run() {
 }
 
 # Kprobes on the functions the fentry sources hook: an oracle that does not
-# need the patch.  vma_merge's return value tells whether it merged.
+# need the patch.  The merge functions' return value tells whether they
+# merged: 6.1's vma_merge(); 6.12's vma_merge_new_range() for new ranges and
+# vma_merge_existing_range() for changed ones or, where the compiler folded
+# that into its only caller, commit_merge() returning 0 less vma_expand()
+# returning 0 (vma_expand() commits through commit_merge() too).
 kprobe_setup() {
 	echo >$T/kprobe_events
-	echo 'p:mms_split __split_vma' >>$T/kprobe_events &&
-	echo 'r:mms_merge vma_merge ret=$retval' >>$T/kprobe_events &&
+	echo 'p:mms_split __split_vma' >>$T/kprobe_events || return 1
+	if [ "$KVERSION" = 6.1 ]; then
+		echo 'r:mms_merge vma_merge ret=$retval' >>$T/kprobe_events || return 1
+	else
+		echo 'r:mms_merge vma_merge_new_range ret=$retval' >>$T/kprobe_events || return 1
+		if grep -qx vma_merge_existing_range $T/available_filter_functions; then
+			echo 'r:mms_mergex vma_merge_existing_range ret=$retval' >>$T/kprobe_events
+		else
+			echo 'r:mms_commit commit_merge ret=$retval' >>$T/kprobe_events &&
+			echo 'r:mms_expand vma_expand ret=$retval' >>$T/kprobe_events
+		fi || return 1
+	fi
 	echo 'p:mms_unmap try_to_unmap_one' >>$T/kprobe_events
 }
 
 ev_vma="vma:vma_split vma:vma_merge"
 ev_rmap="rmap:try_to_unmap_batch"
-ev_kp="kprobes:mms_split kprobes:mms_merge kprobes:mms_unmap"
+ev_kp=
 
 log "variant $VARIANT, kernel $(uname -r)"
 {
@@ -109,13 +125,20 @@ log "variant $VARIANT, kernel $(uname -r)"
 		[ -f $T/events/$e/format ] && { echo "format $e"; cat $T/events/$e/format; }
 	done
 	[ -f /sys/kernel/btf/vmlinux ] && echo "btf present" || echo "btf absent"
-	grep -E '^(__split_vma|vma_merge|__vma_adjust|vma_expand|mmap_region|copy_vma|try_to_unmap_one|page_remove_rmap)$' \
+	grep -E '^(__split_vma|vma_merge|__vma_adjust|vma_expand|mmap_region|copy_vma|try_to_unmap_one|page_remove_rmap|vma_merge_new_range|vma_merge_existing_range|vma_modify|commit_merge|vma_shrink|vma_prepare|folio_remove_rmap_ptes|folio_remove_rmap_pmd)$' \
 		$T/available_filter_functions | sed 's/^/ftrace /'
 	cat /sys/kernel/mm/transparent_hugepage/enabled | sed 's/^/thp /'
+	echo "cpus $(nproc)"
+	dmesg 2>/dev/null | grep -E 'smpboot: Allowing|smp: Brought up' | sed 's/^/dmesg /'
+	[ -f /proc/config.gz ] && zcat /proc/config.gz | grep -E '^CONFIG_PER_VMA_LOCK' |
+		sed 's/^/config /'
 } >"$OUT/events.txt" 2>&1
 
 setup_disk
 kprobe_setup || log "kprobe events unavailable"
+# The probes kprobe_setup made: "p:kprobes/mms_split __split_vma", "r16:kprobes/...".
+ev_kp=$(sed -n 's|^[pr][0-9]*:kprobes/\([a-z_]*\) .*|kprobes:\1|p' $T/kprobe_events | tr '\n' ' ')
+log "kprobes: $ev_kp"
 
 # Part 1: the tracepoints themselves (patched kernel) and the kprobe oracle.
 if [ "$VARIANT" = patched ]; then
@@ -156,7 +179,7 @@ else
 	# No --vma-source: the default must fall back to fentry on this kernel.
 	mms_run mm-vma-default "$oracle_vma" --rmap-source off \
 		-- "$WL/mprotect_toggle" -n "$N_TOGGLE"
-	# The last VMA fallback on 6.1: task storage, the task iterator, exit flush.
+	# The last VMA fallback: task storage, the task iterator, exit flush.
 	mms_run mm-vma-inferred "" --vma-source inferred --rmap-source off \
 		-- "$WL/mprotect_toggle" -n "$N_TOGGLE" -r "$N_NOOP"
 fi
@@ -171,4 +194,22 @@ mms_run mm-thp-fentry "$oracle_rmap" --vma-source off --rmap-source fentry \
 # Locks: two threads of one process fighting over mmap_lock for 3 s.
 mms_run mm-locks "lock:contention_begin" --vma-source off --rmap-source off --duration 3 \
 	-- "$WL/mmap_churn" -t 2 -s 2
+# The mmap_lock source (--mmap-hold) against mmap_lock's own tracepoints.
+mms_run mm-mmap-hold "mmap_lock:mmap_lock_acquire_returned sched:sched_process_exec" \
+	--mmap-hold --vma-source off \
+	--rmap-source off -- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+# Lock names: two processes of two threads on one shared file contend its
+# i_mmap_rwsem (msync walks the rmap under it; the splits and merges of the
+# mprotects take it for write in vma_prepare()).
+mms_run mm-names-file "" --vma-source off --rmap-source off \
+	-- "$WL/mmap_churn" -t 2 -P 2 -s 4 -f /run/disk/shared.dat -S
+# anon_vma: workers forking off one anon_vma root.  Waits are rare, so up to
+# three tries; the guest asks mmscope itself whether one was named.
+for try in 1 2 3; do
+	mms_run mm-names-anon "" --vma-source off --rmap-source off -- "$WL/fork_anon" -w 8 -s 6
+	"$MMSCOPE" report "$OUT/mm-names-anon.mmscope" --by lock -L anon_vma --json \
+		>"$OUT/mm-names-anon.json" 2>>"$OUT/mm-names-anon.err"
+	grep -q '"name": *"anon_vma"' "$OUT/mm-names-anon.json" && break
+done
+echo "tries=$try" >>"$OUT/mm-names-anon.out"
 exit 0
