@@ -212,4 +212,16 @@ for try in 1 2 3; do
 	grep -q '"name": *"anon_vma"' "$OUT/mm-names-anon.json" && break
 done
 echo "tries=$try" >>"$OUT/mm-names-anon.out"
+# The patch-mail A/B (tests/kernel/ab.sh compares the two 6.12 kernels on the host): the
+# seeds' vma_prepare workload, four processes splitting and shrinking VMAs of one shared
+# file, three runs with its own score, the lock and VMA sources as users run them.
+if [ "$KVERSION" = 6.12 ]; then
+	mkdir -p "$OUT/ab"
+	log "ab: record --runs 3 of vma_split_file"
+	"$MMSCOPE" record --runs 3 --cooldown 1 --score-default --rmap-source off \
+		-o "$OUT/ab/vsf.mmscope" -- "$WL/vma_split_file" -f /run/disk/vsf.dat -P 4 -S -s 2 \
+		>"$OUT/ab/record.out" 2>"$OUT/ab/record.err"
+	echo "rc=$?" >>"$OUT/ab/record.out"
+	log "ab: done"
+fi
 exit 0
