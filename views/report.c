@@ -771,7 +771,9 @@ int mms_report_print(FILE *f, const struct mms_store *st, const struct mms_repor
 
 			/* The benchmark's own figure first, as a patch mail quotes it. */
 			mms_score_describe(score, sizeof(score), m->run);
-			fprintf(f, "score: %s\n\n", score);
+			fputs("score: ", f);
+			mms_esc_fputs(f, score);	/* names and units come from the file */
+			fputs("\n\n", f);
 		}
 		text_rows(f, st, o, &rows);
 		text_metrics(f, st, &mr, secs, o->entries);

@@ -104,7 +104,17 @@ case_score() {
 	[ "$(cat "$dir/f.mms.rc")" = 0 ] || fail "score file: $(cat "$dir/f.mms.err")"
 	"$mmscope" report "$dir/f.mms" | head -1 | grep -qx "score: 41.5 s (elapsed, lower is better)" ||
 		fail "report: $("$mmscope" report "$dir/f.mms" | head -1)"
-	echo "ok: score from output and file; no match and non-numbers said"
+	# A unit from outside (here the option; a recording's RUN block alike) with a C1 CSI:
+	# every text output shows it escaped.
+	rec c.mms --score-default --score-unit $'u\xc2\x9b31m' -- sh -c 'echo "score: 12 x"'
+	[ "$(cat "$dir/c.mms.rc")" = 0 ] || fail "C1 unit run: $(cat "$dir/c.mms.err")"
+	for out in "$("$mmscope" report "$dir/c.mms" | head -1)" "$("$mmscope" info "$dir/c.mms")" \
+		   "$(cat "$dir/c.mms.err")"; do
+		case $out in *$'\xc2\x9b'*) fail "a raw C1 CSI reached the text: $out" ;; esac
+	done
+	"$mmscope" report "$dir/c.mms" | head -1 | grep -qF 'score: 12 u\u009b31m' ||
+		fail "report: $("$mmscope" report "$dir/c.mms" | head -1)"
+	echo "ok: score from output and file; no match and non-numbers said; a C1 unit escaped"
 }
 
 case_fail() {
