@@ -27,6 +27,7 @@
 #include "lock_common.h"
 #include "lock_perf.h"
 #include "perfdata.h"
+#include "mmscope/escape.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/recording.h"
@@ -499,13 +500,9 @@ static void on_side(struct pd_conv *c, const uint8_t *p, uint32_t size, uint32_t
 		memcpy(&ev->tid, p + 12, 4);
 		memset(ev->comm, 0, LP_COMM_LEN);
 		/* bounded by the record, control characters replaced */
-		for (uint32_t i = 0; i < LP_COMM_LEN - 1 && 16 + i < size - trailer; i++) {
-			char ch = (char)p[16 + i];
-
-			if (!ch)
-				break;
-			ev->comm[i] = (unsigned char)ch < 0x20 || ch == 0x7f ? '?' : ch;
-		}
+		if (16 < size - trailer)
+			mms_copy_clean(ev->comm, LP_COMM_LEN, (const char *)p + 16,
+				       size - trailer - 16);
 	} else {
 		ev->kind = type == PERF_RECORD_FORK ? LP_FORK : LP_EXIT;
 		memcpy(&ev->fork.ppid, p + 12, 4);

@@ -14,6 +14,7 @@
 #include <linux/perf_event.h>
 
 #include "perfdata.h"
+#include "mmscope/escape.h"
 
 #define PD_MAGIC 0x32454c4946524550ULL	/* "PERFILE2", little-endian */
 #define PD_HDR_SIZE 104
@@ -99,15 +100,6 @@ static bool sect_ok(const struct pd_file *f, struct sect s)
 	return s.off <= f->size && s.size <= f->size - s.off;
 }
 
-/* A string from the file: cut at its NUL, at most cap - 1 bytes, control characters as '?'. */
-static void clean_copy(char *dst, size_t cap, const char *src, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && i + 1 < cap && src[i]; i++)
-		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
-	dst[i] = '\0';
-}
 
 /* struct perf_header_string: u32 len, then len bytes (NUL-padded). */
 static bool read_string(const struct pd_file *f, uint64_t *off, uint64_t end, char *dst,
@@ -126,7 +118,7 @@ static bool read_string(const struct pd_file *f, uint64_t *off, uint64_t end, ch
 		len = sizeof(buf);	/* kept cut short; the next string is past all of it */
 	if (!read_at(f, *off + 4, buf, len))
 		return false;
-	clean_copy(dst, cap, buf, len);
+	mms_copy_clean(dst, cap, buf, len);
 	*off += 4 + (uint64_t)rd32(l);
 	return true;
 }
@@ -170,7 +162,7 @@ static void read_build_ids(struct pd_file *f, struct sect s)
 		memcpy(&size, buf + 6, 2);
 		if (size < 36 || size > end - off)
 			return;
-		clean_copy(name, sizeof(name), (const char *)buf + 36,
+		mms_copy_clean(name, sizeof(name), (const char *)buf + 36,
 			   size - 36U < sizeof(name) ? size - 36U : sizeof(name));
 		if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
 		    !strcmp(name, "[kernel.kallsyms]")) {

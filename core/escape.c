@@ -173,3 +173,14 @@ void mms_esc_fput_csv(FILE *f, const char *s, const char *sep)
 	}
 	fputc('"', f);
 }
+
+void mms_copy_clean(char *dst, size_t cap, const char *src, size_t n)
+{
+	size_t i;
+
+	if (!cap)
+		return;
+	for (i = 0; i < n && i + 1 < cap && src[i]; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+}

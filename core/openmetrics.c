@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "intern.h"
 #include "mmscope/escape.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/openmetrics.h"
@@ -83,15 +84,6 @@ struct mms_openmetrics {
 	char error[320];
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * A label value as the text format wants it (\\, \" and \n escaped, the only escapes its
  * parsers accept), and safe for whoever cats the file: other control characters (C0, DEL,
@@ -151,7 +143,7 @@ static struct series *series_get(struct mms_openmetrics *om, enum family fm,
 	if (!labels)
 		return NULL;
 	for (int pass = 0; pass < 2; pass++) {
-		h = hash_str(labels);
+		h = mms_intern_hash(labels, strlen(labels));
 		for (size_t i = 0; i < f->nr; i++)
 			if (f->s[i].hash == h && !strcmp(f->s[i].labels, labels)) {
 				free(labels);

@@ -12,16 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mmscope/escape.h"
 #include "mmscope/score.h"
 
 void mms_score_copy_text(char *dst, size_t cap, const char *s, size_t n)
 {
-	n = n < cap - 1 ? n : cap - 1;
-	memcpy(dst, s, n);
-	dst[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 || (unsigned char)dst[i] == 0x7f)
-			dst[i] = '?';
+	mms_copy_clean(dst, cap, s, n);
 }
 
 int mms_score_rx_init(struct mms_score_rx *m, const char *regex, char *err, size_t len)

@@ -42,6 +42,12 @@ bool mms_esc_needed(const char *s);
 size_t mms_esc_text(char *buf, size_t len, const char *s);
 /* JSON string body (no quotes added), cut and terminated like mms_esc_text(). */
 size_t mms_esc_json(char *buf, size_t len, const char *s);
+/*
+ * A bounded copy of an outside string that is kept rather than shown at once (a comm in
+ * a capture, a score's text): cut at its NUL, at n bytes or at cap - 1, C0 and DEL as
+ * '?'.  What is shown later still goes through the escapes above (C1, invalid UTF-8).
+ */
+void mms_copy_clean(char *dst, size_t cap, const char *src, size_t n);
 /* Unbounded forms for streams: text, a quoted JSON string, a CSV field. */
 void mms_esc_fputs(FILE *f, const char *s);
 void mms_esc_fput_json(FILE *f, const char *s);
