@@ -615,6 +615,25 @@ static long walk_step(__u32 j, struct walk_ctx *w)
 		w->s = s + h.delta;
 	} else if (h.kind & LB_HOP_TOP) {
 		w->s = w->top - h.from_top;
+	} else if (h.kind & LB_HOP_NEAR) {
+		__u32 span = (h.kind >> LB_HOP_SPAN_SHIFT) & 3, n;
+
+		/* The first candidate holding an address with a rule. */
+		for (n = 0; n <= LB_HOP_SPAN_MAX; n++) {
+			__u32 c = s + h.delta + n;
+
+			if (n > span || c >= w->nw) {
+				n = LB_HOP_SPAN_MAX + 1;
+				break;
+			}
+			if (find_hop(b->raw[c & (LB_FAST_WORDS - 1)]).kind)
+				break;
+		}
+		if (n > LB_HOP_SPAN_MAX) {
+			w->ret = 0;	/* none known yet: a sample may teach one */
+			return 1;
+		}
+		w->s = s + h.delta + n;
 	} else {
 		/* No rule yet (a sample may teach one), or none to be had. */
 		w->ret = h.kind & LB_HOP_NEVER ? -1 : 0;

@@ -36,7 +36,11 @@
  * the stack's top (TOP: a frame of variable size under a fixed one, such
  * as do_syscall_64's randomized offset over the entry's pt_regs), and
  * whether the stack ends here when the address sits end_k words below the
- * top (END); NEVER when samples disagreed on both distances.  User space learns the rules from samples (struct lb_learn).
+ * top (END); NEAR when the distance is one of a few, delta to delta + span
+ * (a frame of two sizes: rwsem_down_write_slowpath's is 23 or 24 words on
+ * 6.18, its place below the top random), and the walk takes the first of
+ * them that holds an address with a rule; NEVER when samples disagreed on both distances by more.  User space
+ * learns the rules from samples (struct lb_learn).
  */
 #define LB_FAST_WORDS 256	/* stack words read above the program's context; a power of 2 */
 #define LB_FAST_MAX 64		/* frames a walk follows (stack depth at most); a power of 2 */
@@ -44,6 +48,9 @@
 #define LB_HOP_TOP 2
 #define LB_HOP_END 4
 #define LB_HOP_NEVER 8		/* samples disagree on both: no walk goes past it */
+#define LB_HOP_NEAR 16		/* delta .. delta + span, span in kind's bits 8-9 */
+#define LB_HOP_SPAN_SHIFT 8
+#define LB_HOP_SPAN_MAX 2
 
 struct lb_hop {
 	__s16 delta;
