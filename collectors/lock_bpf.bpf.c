@@ -492,14 +492,40 @@ static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
 	}
 }
 
+/*
+ * The lock this CPU named last, for whom, in which interval: the same lock
+ * again (a contended mmap_lock, wait after wait) skips the LRU map.
+ */
+struct name_memo {
+	__u64 lock;
+	__u32 tgid;
+	__u32 seq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_memo);
+} name_memos SEC(".maps");
+
 /* Makes sure lock_infos has a fresh entry for this lock. */
 static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 tgid)
 {
-	__u64 mm = (__u64)BPF_CORE_READ(t, mm);
-	__u64 sighand = (__u64)BPF_CORE_READ(t, sighand);
-	struct lb_lock_info *old, *info;
 	__u32 seq = READ_ONCE(iv_seq), zero = 0, kind = LB_KIND_UNKNOWN;
+	struct name_memo *memo = bpf_map_lookup_elem(&name_memos, &zero);
+	struct lb_lock_info *old, *info;
+	__u64 mm, sighand;
 
+	if (!memo)
+		return;
+	if (memo->lock == lock && memo->tgid == tgid && memo->seq == seq)
+		return;
+	memo->lock = lock;
+	memo->tgid = tgid;
+	memo->seq = seq;
+	mm = (__u64)BPF_CORE_READ(t, mm);
+	sighand = (__u64)BPF_CORE_READ(t, sighand);
 	if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock))
 		kind = LB_KIND_MMAP;
 	else if (sighand && lock == sighand + bpf_core_field_offset(struct sighand_struct, siglock))
@@ -820,13 +846,6 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		return 0;
 	if (self_cost)
 		t0 = bpf_ktime_get_ns();
-	/* A bounded share: this may run with interrupts off. */
-	r = bpf_map_lookup_elem(&pending, &zero);
-	if (r && READ_ONCE(r->head) != READ_ONCE(r->tail))
-		drain_cpu(r, 32);
-	if (self_cost)
-		t1 = bpf_ktime_get_ns();
-
 	t = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
@@ -859,6 +878,22 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
+	/*
+	 * A bounded share of this CPU's finished waits.  Not under a wait_lock
+	 * (others wait for it) unless the ring is filling up: the begins
+	 * without one, and user space once an interval, drain the rest.
+	 */
+	if (self_cost)
+		t1 = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&pending, &zero);
+	if (r) {
+		__u32 n = READ_ONCE(r->head) - READ_ONCE(r->tail);
+
+		if (n && (!lb_under_wait_lock(flags) || n >= LB_RING / 2))
+			drain_cpu(r, 32);
+	}
+	if (self_cost)
+		t1 = bpf_ktime_get_ns() - t1;
 	/* Reserve the frame first: a nested begin (IRQ) then pushes above it. */
 	idx = d;
 	barrier_var(idx);
@@ -907,7 +942,7 @@ stacked:
 		if (c) {
 			c->n++;
 			c->total += now - t0;
-			c->drain += t1 - t0;
+			c->drain += t1;
 			c->stack += t3 - t2;
 			if (hit) {
 				c->hits++;

@@ -1040,12 +1040,13 @@ static void print_self_cost(struct lb_src *lb)
 		if (!sum.n)
 			continue;
 		fprintf(stderr, "self-cost: contention_begin type=%s waits=%llu ns_per_wait=%.0f "
-			"drain=%.0f stack=%.0f name=%.0f cached=%llu cached_stack=%.0f\n",
-			mms_lock_type_name(k),
+			"drain=%.0f stack=%.0f name=%.0f cached=%llu cached_stack=%.0f "
+			"wait_lock=%d\n", mms_lock_type_name(k),
 			(unsigned long long)sum.n, (double)sum.total / (double)sum.n,
 			(double)sum.drain / (double)sum.n, (double)sum.stack / (double)sum.n,
 			(double)sum.name / (double)sum.n, (unsigned long long)sum.hits,
-			sum.hits ? (double)sum.hit_stack / (double)sum.hits : 0.0);
+			sum.hits ? (double)sum.hit_stack / (double)sum.hits : 0.0,
+			lb_under_wait_lock(k));
 	}
 	free(c);
 	read_counters(lb, NULL);

@@ -215,6 +215,21 @@ enum lb_counter {
  * under the lock's wait_lock, interrupts off) is held that much longer.
  */
 #define LB_COST_FLAGS 64
+
+/*
+ * The begins the kernel calls with the lock's own wait_lock held (6.12 to
+ * 6.18): rwsem_down_write_slowpath's (LCB_F_WRITE 4, interrupts off),
+ * __mutex_lock_common's after queueing (LCB_F_MUTEX 32; its first begin,
+ * LCB_F_MUTEX | LCB_F_SPIN, and those after a sleep are not), the rt_mutex
+ * slow paths' (LCB_F_RT 8, interrupts off) and __down_common's (a
+ * semaphore, 0, interrupts off).  The rwsem read slow path, percpu rwsems
+ * and spinning locks begin without it.  Every nanosecond spent in such a
+ * begin, the lock's releaser and its other waiters wait for the wait_lock.
+ */
+static inline int lb_under_wait_lock(__u32 flags)
+{
+	return flags == 4 || flags == 32 || flags == 8 || !flags;
+}
 struct lb_cost {
 	__u64 n;		/* handler runs that reached the end */
 	__u64 total;		/* ns from entry to the end */
