@@ -24,7 +24,7 @@
  * epoch moves on.  An id older than the previous epoch may name a stack the
  * emptied bank holds now, so it is dropped (counted as a lost stack).
  */
-#define LB_STACK2 (1 << 30)
+#define LB_STACK_SPILL (1 << 30)
 #define LB_EPOCH_SHIFT 24
 #define LB_EPOCH_MASK 63
 #define LB_STACK_IDX (((__u32)1 << LB_EPOCH_SHIFT) - 1)
@@ -39,8 +39,9 @@
  * top (END); NEAR when the distance is one of a few, delta to delta + span
  * (a frame of two sizes: rwsem_down_write_slowpath's is 23 or 24 words on
  * 6.18, its place below the top random), and the walk takes the first of
- * them that holds an address with a rule; NEVER when samples disagreed on both distances by more.  User space
- * learns the rules from samples (struct lb_learn).
+ * them that holds an address with a rule; NEVER when samples disagreed on
+ * both distances by more.  User space learns the rules from samples (struct
+ * lb_learn).
  */
 #define LB_FAST_WORDS 256	/* stack words read above the program's context; a power of 2 */
 #define LB_FAST_MAX 64		/* frames a walk follows (stack depth at most); a power of 2 */
@@ -150,7 +151,7 @@ struct lb_ring {
 struct lb_frame {
 	struct lb_key key;	/* key.lock == 0: being written */
 	__u64 ts;
-	__u32 sepoch;		/* stack epoch of key.stack_id */
+	__u32 sid_epoch;	/* stack epoch of key.stack_id */
 	__u32 sw;		/* the task's context switches at the begin (spin_stale()) */
 };
 
