@@ -9,6 +9,15 @@
  * anyway) takes the stack, builds the key, names the lock and drains this
  * CPU's ring into the aggregation map; user space drains every CPU once per
  * interval by running the "drain" program there (BPF_F_TEST_RUN_ON_CPU).
+ * Some begins run under the lock's own wait_lock (lb_under_wait_lock()):
+ * those leave the ring alone unless it is half full, and take the stack
+ * from the cache ("Stacks without the unwinder") whenever it knows it.
+ *
+ * Three mechanisms, each under a heading of its own below the maps: the
+ * generation flip with the pending ring (aggregate, drain_cpu), two banks of
+ * stack maps switched by stack_epoch (walk_stack; user space empties the
+ * bank not in use, lock_bpf.c maybe_switch_bank), and the learned stack
+ * cache (fast_walk, stack_id; the rules from stack_rules.c).
  *
  * Per-interval deltas: records carry the generation (0/1) current when their
  * wait ended, and land in agg0 or agg1 accordingly.  User space flips "gen",
@@ -85,9 +94,9 @@ __u32 gen;		/* generation new records go to */
 __u32 iv_seq;		/* interval counter: lock names older than an interval are redone */
 __u32 stack_epoch;	/* the bank stacks go to: stack_epoch & 1 (see lock_bpf.h) */
 /* The stack cache, set by user space as it learns (0: not yet, or off). */
-__u32 fast_s0;		/* 1 + the first frame's word above the context */
-__u32 fast_fk;		/* frames in a cache key */
-__u32 fast_gen;		/* moved on when a rule changed: older keys are dead */
+__u32 walk_start;	/* 1 + the first frame's word above the context */
+__u32 walk_key_frames;	/* frames in a cache key */
+__u32 rules_gen;	/* moved on when a rule changed: older keys are dead */
 int learn_budget;	/* samples user space still takes this interval */
 /* System-wide: processes that lived less than this (ns) are announced in lb_exits. */
 volatile __u64 lb_short_ns;
@@ -295,6 +304,8 @@ static __always_inline __u32 hist_slot(__u64 v)
 	return r < LB_HIST_SLOTS ? r : LB_HIST_SLOTS - 1;
 }
 
+/* ---- The generation flip and the pending ring ---------------------------- */
+
 /* Adds one record to this CPU's slot of its generation's map.  0 or -errno. */
 static __always_inline int aggregate(struct lb_pend *p)
 {
@@ -381,6 +392,8 @@ static __always_inline int drain_cpu(struct lb_ring *r, __u32 max)
 	WRITE_ONCE(r->draining, 0);
 	return c.busy;
 }
+
+/* ---- Lock names ---------------------------------------------------------- */
 
 static __always_inline bool cache_is(const char *cache, const char *want, int len)
 {
@@ -492,14 +505,40 @@ static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
 	}
 }
 
+/*
+ * The lock this CPU named last, for whom, in which interval: the same lock
+ * again (a contended mmap_lock, wait after wait) skips the LRU map.
+ */
+struct name_memo {
+	__u64 lock;
+	__u32 tgid;
+	__u32 seq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_memo);
+} name_memos SEC(".maps");
+
 /* Makes sure lock_infos has a fresh entry for this lock. */
 static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 tgid)
 {
-	__u64 mm = (__u64)BPF_CORE_READ(t, mm);
-	__u64 sighand = (__u64)BPF_CORE_READ(t, sighand);
-	struct lb_lock_info *old, *info;
 	__u32 seq = READ_ONCE(iv_seq), zero = 0, kind = LB_KIND_UNKNOWN;
+	struct name_memo *memo = bpf_map_lookup_elem(&name_memos, &zero);
+	struct lb_lock_info *old, *info;
+	__u64 mm, sighand;
 
+	if (!memo)
+		return;
+	if (memo->lock == lock && memo->tgid == tgid && memo->seq == seq)
+		return;
+	memo->lock = lock;
+	memo->tgid = tgid;
+	memo->seq = seq;
+	mm = (__u64)BPF_CORE_READ(t, mm);
+	sighand = (__u64)BPF_CORE_READ(t, sighand);
 	if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock))
 		kind = LB_KIND_MMAP;
 	else if (sighand && lock == sighand + bpf_core_field_offset(struct sighand_struct, siglock))
@@ -523,6 +562,8 @@ static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 t
 	}
 	bpf_map_update_elem(&lock_infos, &lock, info, BPF_ANY);
 }
+
+/* ---- The learned stack cache --------------------------------------------- */
 
 /*
  * Stacks without the unwinder.  bpf_get_stackid() costs 5-30 us a wait on
@@ -615,6 +656,25 @@ static long walk_step(__u32 j, struct walk_ctx *w)
 		w->s = s + h.delta;
 	} else if (h.kind & LB_HOP_TOP) {
 		w->s = w->top - h.from_top;
+	} else if (h.kind & LB_HOP_NEAR) {
+		__u32 span = (h.kind >> LB_HOP_SPAN_SHIFT) & 3, n;
+
+		/* The first candidate holding an address with a rule. */
+		for (n = 0; n <= LB_HOP_SPAN_MAX; n++) {
+			__u32 c = s + h.delta + n;
+
+			if (n > span || c >= w->nw) {
+				n = LB_HOP_SPAN_MAX + 1;
+				break;
+			}
+			if (find_hop(b->raw[c & (LB_FAST_WORDS - 1)]).kind)
+				break;
+		}
+		if (n > LB_HOP_SPAN_MAX) {
+			w->ret = 0;	/* none known yet: a sample may teach one */
+			return 1;
+		}
+		w->s = s + h.delta + n;
 	} else {
 		/* No rule yet (a sample may teach one), or none to be had. */
 		w->ret = h.kind & LB_HOP_NEVER ? -1 : 0;
@@ -625,7 +685,8 @@ static long walk_step(__u32 j, struct walk_ctx *w)
 
 static __always_inline int fast_walk(void *ctx, struct task_struct *t, struct fast_buf *b)
 {
-	__u32 gen = READ_ONCE(fast_gen), s0 = READ_ONCE(fast_s0), fk = READ_ONCE(fast_fk);
+	__u32 gen = READ_ONCE(rules_gen), s0 = READ_ONCE(walk_start);
+	__u32 fk = READ_ONCE(walk_key_frames);
 	struct walk_ctx w = { 0 };
 	__u64 stack, base, bytes;
 	__u32 top, nw;
@@ -689,6 +750,8 @@ static __always_inline void learn(void *ctx, struct fast_buf *b)
 	count(LB_C_LEARN);
 }
 
+/* ---- Two stack banks, switched by epoch ---------------------------------- */
+
 /* The unwinder's stack id in the bank of epoch se, with its epoch; < 0 when lost. */
 static __always_inline long walk_stack(void *ctx, __u32 se)
 {
@@ -703,20 +766,22 @@ static __always_inline long walk_stack(void *ctx, __u32 se)
 		if (sid == -EEXIST) {
 			sid = bpf_get_stackid(ctx, &stacks2_b, 1);
 			if (sid >= 0)
-				sid |= LB_STACK2;
+				sid |= LB_STACK_SPILL;
 		}
 	} else {
 		sid = bpf_get_stackid(ctx, &stacks, 0);
 		if (sid == -EEXIST) {
 			sid = bpf_get_stackid(ctx, &stacks2, 1);
 			if (sid >= 0)
-				sid |= LB_STACK2;
+				sid |= LB_STACK_SPILL;
 		}
 	}
 	if (sid >= 0)
 		sid |= (long)(se & LB_EPOCH_MASK) << LB_EPOCH_SHIFT;
 	return sid;
 }
+
+/* ---- A wait's stack id: the cache, else the bank in use ------------------ */
 
 /*
  * This wait's stack id: from the cache when the rules can follow the stack.
@@ -768,6 +833,8 @@ static __always_inline long stack_id(void *ctx, struct task_struct *t, __u32 se,
 	return slow;
 }
 
+/* ---- The programs -------------------------------------------------------- */
+
 static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgid)
 {
 	if (filter_types && (flags >= 64 || !((type_mask >> flags) & 1)))
@@ -801,13 +868,6 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		return 0;
 	if (self_cost)
 		t0 = bpf_ktime_get_ns();
-	/* A bounded share: this may run with interrupts off. */
-	r = bpf_map_lookup_elem(&pending, &zero);
-	if (r && READ_ONCE(r->head) != READ_ONCE(r->tail))
-		drain_cpu(r, 32);
-	if (self_cost)
-		t1 = bpf_ktime_get_ns();
-
 	t = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
@@ -840,6 +900,22 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
+	/*
+	 * A bounded share of this CPU's finished waits.  Not under a wait_lock
+	 * (others wait for it) unless the ring is filling up: the begins
+	 * without one, and user space once an interval, drain the rest.
+	 */
+	if (self_cost)
+		t1 = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&pending, &zero);
+	if (r) {
+		__u32 n = READ_ONCE(r->head) - READ_ONCE(r->tail);
+
+		if (n && (!lb_under_wait_lock(flags) || n >= LB_RING / 2))
+			drain_cpu(r, 32);
+	}
+	if (self_cost)
+		t1 = bpf_ktime_get_ns() - t1;
 	/* Reserve the frame first: a nested begin (IRQ) then pushes above it. */
 	idx = d;
 	barrier_var(idx);
@@ -858,7 +934,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		t2 = bpf_ktime_get_ns();
 	se = READ_ONCE(stack_epoch);
 	sid = stack_id(ctx, t, se, &hit);
-	f->sepoch = se;
+	f->sid_epoch = se;
 	if (self_cost)
 		t3 = bpf_ktime_get_ns();
 	if (sid < 0)
@@ -888,7 +964,7 @@ stacked:
 		if (c) {
 			c->n++;
 			c->total += now - t0;
-			c->drain += t1 - t0;
+			c->drain += t1;
 			c->stack += t3 - t2;
 			if (hit) {
 				c->hits++;
@@ -973,7 +1049,7 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	p = &r->rec[h & (LB_RING - 1)];
 	p->key = f->key;
 	/* Its bank was emptied since (a wait across two bank switches). */
-	if (f->key.stack_id >= 0 && READ_ONCE(stack_epoch) - f->sepoch >= 2) {
+	if (f->key.stack_id >= 0 && READ_ONCE(stack_epoch) - f->sid_epoch >= 2) {
 		p->key.stack_id = -1;
 		count(LB_C_STACK);
 	}

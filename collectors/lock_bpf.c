@@ -78,7 +78,7 @@ struct lb_src {
 	 */
 	struct stack_slot *stacks;
 	uint32_t nr_stack_slots, bank_slots, map1_slots;
-	uint32_t sepoch;		/* the stack epoch user space set last */
+	uint32_t stack_epoch_now;	/* the stack epoch user space set last */
 	uint32_t fill[2][2];
 	uint64_t *ips;			/* one raw stack */
 
@@ -203,7 +203,7 @@ static int explain_load_error(struct mms_source *src, int err, const char *what)
 }
 
 /* System-wide, short-lived processes are shown together per name (short_exit.h). */
-static bool fold_short(const struct mms_options *o)
+static bool short_procs_grouped(const struct mms_options *o)
 {
 	return o->pid <= 0 && !o->nr_tids;
 }
@@ -280,7 +280,7 @@ static int learn_budget(const struct lb_src *lb)
  * kernel where walks start, give it the next interval's sample budget.
  * A wrong id found by a check turns the cache off for the session.
  */
-static void tend_cache(struct lb_src *lb)
+static void stack_cache_update(struct lb_src *lb)
 {
 	struct lock_bpf__bss *bss = lb->skel->bss;
 	uint32_t s0, fk;
@@ -290,19 +290,19 @@ static void tend_cache(struct lb_src *lb)
 	ring_buffer__consume(lb->learn_rb);
 	if (!lb->cache_off && lb->counters_prev[LB_C_FAST_BAD]) {
 		lb->cache_off = true;
-		__atomic_store_n(&bss->fast_fk, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->walk_key_frames, 0, __ATOMIC_SEQ_CST);
 	}
 	if (lb->cache_off) {
 		__atomic_store_n(&bss->learn_budget, 0, __ATOMIC_SEQ_CST);
 		return;
 	}
 	mms_stack_rules_start(lb->rules, &s0, &fk);
-	if (lb->cache_changed || s0 != bss->fast_s0 || fk != bss->fast_fk) {
+	if (lb->cache_changed || s0 != bss->walk_start || fk != bss->walk_key_frames) {
 		/* Keys made under other rules may name other stacks: a new generation. */
-		__atomic_store_n(&bss->fast_fk, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&bss->fast_s0, s0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&bss->fast_gen, bss->fast_gen + 1, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&bss->fast_fk, fk, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->walk_key_frames, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->walk_start, s0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->rules_gen, bss->rules_gen + 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&bss->walk_key_frames, fk, __ATOMIC_SEQ_CST);
 		lb->cache_changed = false;
 	}
 	__atomic_store_n(&bss->learn_budget, learn_budget(lb), __ATOMIC_SEQ_CST);
@@ -363,7 +363,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	/* Children forked since start are followed, as perf's inherited events are. */
 	bpf_program__set_autoload(skel->progs.follow_fork, o->pid > 0 && !o->no_inherit);
 	/* A followed process and its children keep rows of their own: the user asked. */
-	bpf_program__set_autoload(skel->progs.short_exit, fold_short(o));
+	bpf_program__set_autoload(skel->progs.short_exit, short_procs_grouped(o));
 	return 0;
 }
 
@@ -470,7 +470,7 @@ static int lb_prepare(struct mms_source *src)
 			unmap_hops(lb);
 		}
 	}
-	if (fold_short(lb->opts)) {
+	if (short_procs_grouped(lb->opts)) {
 		lb->dead = mms_short_new(bpf_map__fd(lb->skel->maps.lb_exits));
 		/* Without it (no memory) every process keeps rows of its own. */
 		if (lb->dead)
@@ -635,14 +635,14 @@ static int resolve_stack(struct lb_src *lb, struct mms_store *st, int32_t sid, u
 	*id = 0;
 	if (sid < 0)
 		return 0;
-	age = (lb->sepoch - ((uint32_t)sid >> LB_EPOCH_SHIFT)) & LB_EPOCH_MASK;
+	age = (lb->stack_epoch_now - ((uint32_t)sid >> LB_EPOCH_SHIFT)) & LB_EPOCH_MASK;
 	if (age >= 2) {
 		/* Taken before the last bank switch but one: its bank was emptied. */
 		mms_store_add_lost(st, MMS_LOST_STACK, 1);
 		return 0;
 	}
-	bank = (lb->sepoch - age) & 1;
-	map2 = (sid & LB_STACK2) != 0;
+	bank = (lb->stack_epoch_now - age) & 1;
+	map2 = (sid & LB_STACK_SPILL) != 0;
 	idx = (uint32_t)sid & LB_STACK_IDX;
 	map = stack_map(lb, bank, map2);
 	slot_nr = bank * lb->bank_slots + (map2 ? lb->map1_slots : 0) + idx;
@@ -698,7 +698,7 @@ static void clear_stack_map(struct bpf_map *map)
  */
 static void maybe_switch_bank(struct lb_src *lb)
 {
-	uint32_t bank = lb->sepoch & 1, next = bank ^ 1;
+	uint32_t bank = lb->stack_epoch_now & 1, next = bank ^ 1;
 	uint32_t n1 = lb->opts->stack_entries, n2 = stacks2_entries(lb->opts);
 
 	if (lb->opts->no_stacks || (lb->fill[bank][0] * 8 < n1 && lb->fill[bank][1] * 8 < n2))
@@ -707,8 +707,8 @@ static void maybe_switch_bank(struct lb_src *lb)
 	clear_stack_map(stack_map(lb, next, 1));
 	memset(lb->stacks + next * lb->bank_slots, 0, lb->bank_slots * sizeof(*lb->stacks));
 	lb->fill[next][0] = lb->fill[next][1] = 0;
-	lb->sepoch++;
-	__atomic_store_n(&lb->skel->bss->stack_epoch, lb->sepoch, __ATOMIC_SEQ_CST);
+	lb->stack_epoch_now++;
+	__atomic_store_n(&lb->skel->bss->stack_epoch, lb->stack_epoch_now, __ATOMIC_SEQ_CST);
 }
 
 static int load_mounts(struct lb_src *lb)
@@ -1010,7 +1010,7 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 		return err;
 	read_counters(lb, st);
 	maybe_switch_bank(lb);
-	tend_cache(lb);
+	stack_cache_update(lb);
 	return 0;
 }
 
@@ -1040,12 +1040,13 @@ static void print_self_cost(struct lb_src *lb)
 		if (!sum.n)
 			continue;
 		fprintf(stderr, "self-cost: contention_begin type=%s waits=%llu ns_per_wait=%.0f "
-			"drain=%.0f stack=%.0f name=%.0f cached=%llu cached_stack=%.0f\n",
-			mms_lock_type_name(k),
+			"drain=%.0f stack=%.0f name=%.0f cached=%llu cached_stack=%.0f "
+			"wait_lock=%d\n", mms_lock_type_name(k),
 			(unsigned long long)sum.n, (double)sum.total / (double)sum.n,
 			(double)sum.drain / (double)sum.n, (double)sum.stack / (double)sum.n,
 			(double)sum.name / (double)sum.n, (unsigned long long)sum.hits,
-			sum.hits ? (double)sum.hit_stack / (double)sum.hits : 0.0);
+			sum.hits ? (double)sum.hit_stack / (double)sum.hits : 0.0,
+			lb_under_wait_lock(k));
 	}
 	free(c);
 	read_counters(lb, NULL);

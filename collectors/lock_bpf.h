@@ -24,7 +24,7 @@
  * epoch moves on.  An id older than the previous epoch may name a stack the
  * emptied bank holds now, so it is dropped (counted as a lost stack).
  */
-#define LB_STACK2 (1 << 30)
+#define LB_STACK_SPILL (1 << 30)
 #define LB_EPOCH_SHIFT 24
 #define LB_EPOCH_MASK 63
 #define LB_STACK_IDX (((__u32)1 << LB_EPOCH_SHIFT) - 1)
@@ -36,7 +36,12 @@
  * the stack's top (TOP: a frame of variable size under a fixed one, such
  * as do_syscall_64's randomized offset over the entry's pt_regs), and
  * whether the stack ends here when the address sits end_k words below the
- * top (END); NEVER when samples disagreed on both distances.  User space learns the rules from samples (struct lb_learn).
+ * top (END); NEAR when the distance is one of a few, delta to delta + span
+ * (a frame of two sizes: rwsem_down_write_slowpath's is 23 or 24 words on
+ * 6.18, its place below the top random), and the walk takes the first of
+ * them that holds an address with a rule; NEVER when samples disagreed on
+ * both distances by more.  User space learns the rules from samples (struct
+ * lb_learn).
  */
 #define LB_FAST_WORDS 256	/* stack words read above the program's context; a power of 2 */
 #define LB_FAST_MAX 64		/* frames a walk follows (stack depth at most); a power of 2 */
@@ -44,6 +49,9 @@
 #define LB_HOP_TOP 2
 #define LB_HOP_END 4
 #define LB_HOP_NEVER 8		/* samples disagree on both: no walk goes past it */
+#define LB_HOP_NEAR 16		/* delta .. delta + span, span in kind's bits 8-9 */
+#define LB_HOP_SPAN_SHIFT 8
+#define LB_HOP_SPAN_MAX 2
 
 struct lb_hop {
 	__s16 delta;
@@ -143,7 +151,7 @@ struct lb_ring {
 struct lb_frame {
 	struct lb_key key;	/* key.lock == 0: being written */
 	__u64 ts;
-	__u32 sepoch;		/* stack epoch of key.stack_id */
+	__u32 sid_epoch;	/* stack epoch of key.stack_id */
 	__u32 sw;		/* the task's context switches at the begin (spin_stale()) */
 };
 
@@ -208,6 +216,21 @@ enum lb_counter {
  * under the lock's wait_lock, interrupts off) is held that much longer.
  */
 #define LB_COST_FLAGS 64
+
+/*
+ * The begins the kernel calls with the lock's own wait_lock held (6.12 to
+ * 6.18): rwsem_down_write_slowpath's (LCB_F_WRITE 4, interrupts off),
+ * __mutex_lock_common's after queueing (LCB_F_MUTEX 32; its first begin,
+ * LCB_F_MUTEX | LCB_F_SPIN, and those after a sleep are not), the rt_mutex
+ * slow paths' (LCB_F_RT 8, interrupts off) and __down_common's (a
+ * semaphore, 0, interrupts off).  The rwsem read slow path, percpu rwsems
+ * and spinning locks begin without it.  Every nanosecond spent in such a
+ * begin, the lock's releaser and its other waiters wait for the wait_lock.
+ */
+static inline int lb_under_wait_lock(__u32 flags)
+{
+	return flags == 4 || flags == 32 || flags == 8 || !flags;
+}
 struct lb_cost {
 	__u64 n;		/* handler runs that reached the end */
 	__u64 total;		/* ns from entry to the end */

@@ -5,7 +5,8 @@
  * stack words from the program's context up; each frame after the context
  * is found among the words, scanning up from the previous one, and
  * consecutive frames give an observation for the inner one's address:
- * the distance to the next, and the next's distance below the top.  The
+ * the distance to the next, and the next's distance below the top (a frame
+ * of two sizes has two distances: NEAR, lock_bpf.h).  The
  * last frame of a complete walk (fewer frames than the depth) gives an end.
  */
 #include <errno.h>
@@ -21,9 +22,10 @@ struct rule {
 	int16_t delta;		/* first observation's distance to the next frame */
 	int16_t from_top;	/* ... the next frame's distance below the top */
 	int16_t end_k;		/* distance below the top where the stack ended */
+	int16_t dmin, dmax;	/* the distances to the next frame seen */
 	uint16_t n_cont, n_end;	/* observations (saturating) */
 	uint8_t bad;		/* BAD_*: observations disagreed */
-	uint8_t given;		/* LB_HOP_* bits the kernel has */
+	uint16_t given;		/* the kind (LB_HOP_* bits, span) the kernel has */
 };
 
 struct mms_stack_rules {
@@ -112,14 +114,16 @@ static struct rule *find(struct mms_stack_rules *r, uint64_t ra)
 	return e;
 }
 
-static uint8_t kind_of(const struct rule *e)
+static uint16_t kind_of(const struct rule *e)
 {
-	uint8_t k = 0;
+	uint16_t k = 0;
 
 	if (e->n_cont >= ENOUGH && !(e->bad & BAD_DELTA))
 		k |= LB_HOP_FIXED;
 	else if (e->n_cont >= ENOUGH && !(e->bad & BAD_TOP))
 		k |= LB_HOP_TOP;
+	else if (e->n_cont >= ENOUGH && e->dmax - e->dmin <= LB_HOP_SPAN_MAX)
+		k |= LB_HOP_NEAR;
 	else if (e->bad & BAD_DELTA)
 		k |= LB_HOP_NEVER;
 	if (e->n_end >= ENOUGH && !(e->bad & BAD_END))
@@ -130,10 +134,17 @@ static uint8_t kind_of(const struct rule *e)
 /* Gives the kernel the rule as it stands now; 1 when one it had was taken back. */
 static int settle(struct mms_stack_rules *r, struct rule *e)
 {
-	uint8_t k = kind_of(e);
+	uint16_t k = kind_of(e);
 	struct lb_hop hop = { .delta = e->delta, .from_top = e->from_top, .end_k = e->end_k,
 			      .kind = k };
-	int lost = (e->given & ~k) != 0;
+	int lost;
+
+	if (k & LB_HOP_NEAR) {
+		hop.delta = e->dmin;
+		k |= (uint16_t)((e->dmax - e->dmin) << LB_HOP_SPAN_SHIFT);
+		hop.kind = k;
+	}
+	lost = (e->given & ~k) != 0;
 
 	if (k == e->given)
 		return 0;
@@ -160,9 +171,13 @@ static int observe_next(struct mms_stack_rules *r, uint64_t ra, long delta, long
 	if (!e || delta <= 0 || delta > INT16_MAX || from_top < 0 || from_top > INT16_MAX)
 		return 0;
 	if (!e->n_cont) {
-		e->delta = (int16_t)delta;
+		e->delta = e->dmin = e->dmax = (int16_t)delta;
 		e->from_top = (int16_t)from_top;
 	}
+	if (delta < e->dmin)
+		e->dmin = (int16_t)delta;
+	if (delta > e->dmax)
+		e->dmax = (int16_t)delta;
 	if (e->delta != delta)
 		e->bad |= BAD_DELTA;
 	if (e->from_top != from_top)
