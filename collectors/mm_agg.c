@@ -22,7 +22,6 @@
 #include "mmscope/source.h"
 #include "mmscope/store.h"
 
-_Static_assert(MM_HIST_SLOTS == MMS_HIST_SLOTS, "kernel and store histograms differ");
 _Static_assert(sizeof(struct mm_val) % 8 == 0, "per-CPU values are 8-byte aligned");
 
 static const enum mms_lost_reason lost_reason[MM_LOST_NR] = {
@@ -159,16 +158,9 @@ void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM
 
 void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_stat *sum)
 {
-	memset(sum, 0, sizeof(*sum));
-	for (int c = 0; c < a->ncpus; c++) {
-		const struct mm_stat *ks = &vals[c].stat;
-		struct mms_stat one = {
-			.count = ks->count, .total = ks->total, .min = ks->min, .max = ks->max,
-		};
-
-		memcpy(one.hist, ks->hist, sizeof(one.hist));
-		mms_stat_merge(sum, &one);
-	}
+	mms_stat_init(sum);
+	for (int c = 0; c < a->ncpus; c++)
+		mms_stat_merge(sum, &vals[c].stat);
 }
 
 void mm_iter_run(struct bpf_link *it)

@@ -18,7 +18,8 @@
 #include <linux/types.h>
 #endif
 
-#define MM_HIST_SLOTS 40	/* == MMS_HIST_SLOTS, checked in mm_agg.c */
+#include "mmscope/hist.h"
+
 #define MM_COMM_LEN 16
 
 struct mm_key {
@@ -28,17 +29,9 @@ struct mm_key {
 	__u32 sub;
 };
 
-struct mm_stat {
-	__u64 count;
-	__u64 total;
-	__u64 min;
-	__u64 max;
-	__u32 hist[MM_HIST_SLOTS];
-};
-
 struct mm_val {
 	char comm[MM_COMM_LEN];
-	struct mm_stat stat;
+	struct mms_stat stat;
 };
 
 enum mm_filter_mode {
@@ -58,88 +51,6 @@ enum mm_lost {
 };
 
 #ifdef __BPF_HELPERS__
-
-static __always_inline __u32 mm_log2(__u64 v)
-{
-	__u32 r = 0, s;
-
-	s = (v > 0xffffffffULL) << 5;
-	v >>= s;
-	r |= s;
-	s = (v > 0xffff) << 4;
-	v >>= s;
-	r |= s;
-	s = (v > 0xff) << 3;
-	v >>= s;
-	r |= s;
-	s = (v > 0xf) << 2;
-	v >>= s;
-	r |= s;
-	s = (v > 0x3) << 1;
-	v >>= s;
-	r |= s;
-	r |= (v >> 1);
-	return r;
-}
-
-/*
- * The histogram slot of v, clamped to the last slot, in a 64-bit register
- * the verifier has seen compared.  Written in C (`if (slot >= N) slot =
- * N - 1`), clang compares a zero-extended copy of the 32-bit slot and
- * indexes with another, and 6.1's verifier, which does not carry the bound
- * from one copy to the other, rejects the access ("R2 unbounded memory
- * access").  Here the compare and the index are one register.
- */
-#define mm_slot_clamp(slot, n)						\
-	asm volatile("if %[s] < %[nr] goto +1\n\t"				\
-		     "%[s] = %[last]"						\
-		     : [s] "+r"(slot)						\
-		     : [nr] "i"(n), [last] "i"((n) - 1))
-
-static __always_inline __u64 mm_hist_slot(__u64 v)
-{
-	__u64 slot = mm_log2(v);
-
-	mm_slot_clamp(slot, MM_HIST_SLOTS);
-	return slot;
-}
-
-/* Adds n events of value v. */
-static __always_inline void mm_stat_add_n(struct mm_stat *s, __u64 v, __u64 n)
-{
-	__u64 slot = mm_hist_slot(v);
-
-	if (!n)
-		return;
-	if (!s->count || v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
-	s->count += n;
-	s->total += v * n;
-	s->hist[slot] += (__u32)n;
-}
-
-/* Adds one event of value v (n == 1 folds away: no multiply, no test). */
-static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
-{
-	mm_stat_add_n(s, v, 1);
-}
-
-/* Adds what src counted to dst (both this CPU's, or owned by the caller). */
-static __always_inline void mm_stat_merge(struct mm_stat *dst, const struct mm_stat *src)
-{
-	if (!src->count)
-		return;
-	if (!dst->count || src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	dst->count += src->count;
-	dst->total += src->total;
-	for (int i = 0; i < MM_HIST_SLOTS; i++)
-		dst->hist[i] += src->hist[i];
-}
 
 /*
  * The aggregation map and helpers.  A program includes this once, with
@@ -200,7 +111,7 @@ static __always_inline void mm_agg_add(__u32 tgid, __u32 metric, __u32 sub, __u6
 	struct mm_val *v = mm_agg_get(tgid, metric, sub);
 
 	if (v)
-		mm_stat_add(&v->stat, value);
+		mms_stat_add(&v->stat, value);
 }
 #endif /* MM_AGG_MAP */
 
@@ -252,7 +163,6 @@ int BPF_PROG(mm_fork, struct task_struct *parent, struct task_struct *child)
 
 #include <bpf/libbpf.h>
 
-struct mms_stat;
 struct mms_options;
 struct mms_store;
 struct mm_task_id;
@@ -282,7 +192,7 @@ struct mm_agg {
 	int (*extra)(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
 		     const struct mms_stat *s);
 	/*
-	 * Optional: a collector whose values are not one mm_stat each turns
+	 * Optional: a collector whose values are not one mms_stat each turns
 	 * an entry's per-CPU values into rows itself (mm_agg_emit).
 	 */
 	int (*decode)(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
