@@ -18,9 +18,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define MM_AGG_MAP
-#define MM_FILTER
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "mmap_hold.h"
 
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))

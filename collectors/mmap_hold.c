@@ -10,7 +10,9 @@
 
 #include <bpf/btf.h>
 
+#include "bpf_load.h"
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
 #include "mmscope/collectors.h"
@@ -118,7 +120,7 @@ static int mh_prepare(struct mms_source *src)
 
 	p->skel = mmap_hold__open();
 	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
+		return mms_bpf_load_fail(src, -errno, "opening the BPF object");
 	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
 	p->sample = src->opts->mmap_hold_sample > 1 ? src->opts->mmap_hold_sample : 1;
 	while ((1U << p->skel->rodata->mh_sample_shift) < p->sample)
@@ -131,17 +133,17 @@ static int mh_prepare(struct mms_source *src)
 	bpf_program__set_autoload(p->skel->progs.mh_released_memcg, old);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/mmap_lock_* programs");
+		return mms_bpf_load_fail(src, err, "sizing the aggregation map");
+	err = mms_bpf_load(src, p->skel->skeleton, "loading tp_btf/mmap_lock_* programs");
 	if (err)
 		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
+		return mms_bpf_load_fail(src, err, "setting the process filter");
 	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
 			  p->skel->bss->mm_lost, mh_names, MH_NR);
 	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
+		return mms_bpf_load_fail(src, err, "setting up aggregation");
 	p->agg.extra = add_acquisitions;
 	p->agg.flipped = mh_flipped;
 	if (p->sample > 1)
@@ -154,7 +156,7 @@ static int mh_start(struct mms_source *src)
 {
 	struct mh_priv *p = src->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
+	return mms_bpf_load_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
 }
 
 static int mh_drain(struct mms_source *src, struct mms_store *st)

@@ -9,7 +9,9 @@
 
 #include <bpf/btf.h>
 
+#include "bpf_load.h"
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "rmap_fentry.h"
 #include "rmap_fentry.skel.h"
 #include "mmscope/collectors.h"
@@ -71,7 +73,7 @@ static int rf_prepare(struct mms_source *src)
 
 	p->skel = rmap_fentry__open();
 	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
+		return mms_bpf_load_fail(src, -errno, "opening the BPF object");
 	err = choose_programs(src, p->skel);
 	if (err)
 		return err;
@@ -79,17 +81,17 @@ static int rf_prepare(struct mms_source *src)
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_fentry_try(src, p->skel->skeleton, "try_to_unmap_one and the rmap removals");
+		return mms_bpf_load_fail(src, err, "sizing the aggregation map");
+	err = mms_bpf_load_fentry_try(src, p->skel->skeleton, "try_to_unmap_one and the rmap removals");
 	if (err)
 		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
+		return mms_bpf_load_fail(src, err, "setting the process filter");
 	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
 			  p->skel->bss->mm_lost, rf_names, RF_NR);
 	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
+		return mms_bpf_load_fail(src, err, "setting up aggregation");
 	p->agg_ready = true;
 	return 0;
 }
@@ -98,7 +100,7 @@ static int rf_start(struct mms_source *src)
 {
 	struct rf_priv *p = src->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry to try_to_unmap_one");
+	return mms_bpf_load_attach(src, p->skel->skeleton, "attaching fentry to try_to_unmap_one");
 }
 
 static int rf_drain(struct mms_source *src, struct mms_store *st)

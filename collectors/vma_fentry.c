@@ -9,7 +9,9 @@
 
 #include <bpf/btf.h>
 
+#include "bpf_load.h"
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "vma_fentry.h"
 #include "vma_fentry.skel.h"
 #include "mmscope/collectors.h"
@@ -114,7 +116,7 @@ static int vf_prepare(struct mms_source *src)
 
 	p->skel = vma_fentry__open();
 	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
+		return mms_bpf_load_fail(src, -errno, "opening the BPF object");
 	if (!choose_programs(p))
 		return mms_source_fail(src, -ENOENT, "none of __split_vma, vma_merge_new_range, "
 				       "__vma_adjust is in this kernel's BTF (inlined or renamed)");
@@ -122,18 +124,18 @@ static int vf_prepare(struct mms_source *src)
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_fentry_try(src, p->skel->skeleton, "the VMA functions");
+		return mms_bpf_load_fail(src, err, "sizing the aggregation map");
+	err = mms_bpf_load_fentry_try(src, p->skel->skeleton, "the VMA functions");
 	if (err)
 		return err;
 	note_expand(src, p);
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
+		return mms_bpf_load_fail(src, err, "setting the process filter");
 	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
 			  p->skel->bss->mm_lost, vf_names, VF_NR);
 	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
+		return mms_bpf_load_fail(src, err, "setting up aggregation");
 	p->agg_ready = true;
 	return 0;
 }
@@ -142,7 +144,7 @@ static int vf_start(struct mms_source *src)
 {
 	struct vf_priv *p = src->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry/fexit to the VMA functions");
+	return mms_bpf_load_attach(src, p->skel->skeleton, "attaching fentry/fexit to the VMA functions");
 }
 
 static int vf_drain(struct mms_source *src, struct mms_store *st)

@@ -13,7 +13,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_load.h"
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "short_procs.h"
 #include "vma_inferred.h"
 #include "vma_inferred.skel.h"
@@ -139,22 +141,22 @@ static int vi_prepare(struct mms_source *src)
 
 	p->skel = vma_inferred__open();
 	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
+		return mms_bpf_load_fail(src, -errno, "opening the BPF object");
 	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
 	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
 	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/sys_enter+sys_exit programs");
+		return mms_bpf_load_fail(src, err, "sizing the aggregation map");
+	err = mms_bpf_load(src, p->skel->skeleton, "loading tp_btf/sys_enter+sys_exit programs");
 	if (err)
 		return err;
 	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
 	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
+		return mms_bpf_load_fail(src, err, "setting the process filter");
 	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
 			  p->skel->bss->mm_lost, vi_names, VI_NR);
 	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
+		return mms_bpf_load_fail(src, err, "setting up aggregation");
 	p->agg.decode = vi_decode;
 	p->agg_ready = true;
 	if (mm_filter_mode(src->opts) != MM_FILTER_ALL)
@@ -171,7 +173,7 @@ static int vi_start(struct mms_source *src)
 {
 	struct vi_priv *p = src->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching to sys_enter/sys_exit");
+	return mms_bpf_load_attach(src, p->skel->skeleton, "attaching to sys_enter/sys_exit");
 }
 
 /*
