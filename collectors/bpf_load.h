@@ -4,7 +4,7 @@
  * MMSCOPE_DEBUG only), watched while a source opens, loads or attaches for
  * what a failure should say (libbpf's first complaint, the program that
  * failed, the verifier's reason), and failures turned into src->why with
- * what to do.  Used by every BPF source.
+ * what to do.  Used by every BPF source (the mm ones through mm_bpfsrc.c).
  */
 #ifndef MMSCOPE_BPF_LOAD_H
 #define MMSCOPE_BPF_LOAD_H

@@ -161,25 +161,6 @@ void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_st
 		mms_stat_merge(sum, &vals[c].stat);
 }
 
-void mm_iter_run(struct bpf_link *it)
-{
-	char buf[64];
-	int fd;
-
-	if (!it)
-		return;	/* not attached (yet, or any more) */
-	fd = bpf_iter_create(bpf_link__fd(it));
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n == 0 || (n < 0 && errno != EINTR))
-			break;
-	}
-	close(fd);
-}
-
 static int add_key(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		   const struct mm_val *vals)
 {

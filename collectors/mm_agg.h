@@ -10,8 +10,8 @@
  * per interval.  Per-CPU values need no atomics on the hot path.
  *
  * Included by BPF programs (after vmlinux.h and bpf_helpers.h, which it
- * gives the map and its helpers) and by user space (mm_agg.c).  Which
- * tasks count is mm_filter.h's.
+ * gives the map and its helpers) and by user space (mm_agg.c, mm_bpfsrc.c).
+ * Which tasks count is mm_filter.h's; the source around both, mm_bpfsrc.h.
  */
 #ifndef MMSCOPE_MM_AGG_H
 #define MMSCOPE_MM_AGG_H
@@ -158,8 +158,6 @@ int mm_agg_emit(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM_COMM_LEN + 1]);
 /* An entry's per-CPU statistics summed. */
 void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_stat *sum);
-/* Runs a task iterator program (attached as link it, may be NULL) over every task once. */
-void mm_iter_run(struct bpf_link *it);
 
 int mm_agg_init(struct mm_agg *a, struct bpf_map *map, volatile __u32 *gen,
 		const __u64 *lost, const char *const *names, uint32_t nr_names);
