@@ -13,54 +13,36 @@ struct mm_uagg_row {
 	struct mms_stat stat;
 };
 
-static size_t uagg_hash(uint32_t tgid, uint32_t metric, uint32_t sub, size_t cap)
+/* The row's tag in the index: its key packed (metric and sub are small), compared in full. */
+static uint64_t row_tag(uint32_t tgid, uint32_t metric, uint32_t sub)
 {
-	uint64_t h = ((uint64_t)tgid << 32 | metric << 20 | sub) * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(h >> 32) & (cap - 1);
-}
-
-static int uagg_grow(struct mm_uagg *u)
-{
-	size_t cap = u->idx_cap ? u->idx_cap * 2 : 64;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-	struct mm_uagg_row *rows = realloc(u->rows, cap / 2 * sizeof(*rows));
-
-	if (!idx || !rows) {
-		free(idx);
-		if (rows)
-			u->rows = rows;
-		return -ENOMEM;
-	}
-	u->rows = rows;
-	u->cap = cap / 2;
-	for (size_t i = 0; i < u->nr; i++) {
-		size_t h = uagg_hash(rows[i].tgid, rows[i].metric, rows[i].sub, cap);
-
-		while (idx[h])
-			h = (h + 1) & (cap - 1);
-		idx[h] = (uint32_t)i + 1;
-	}
-	free(u->idx);
-	u->idx = idx;
-	u->idx_cap = cap;
-	return 0;
+	return (uint64_t)tgid << 32 | metric << 20 | sub;
 }
 
 int mm_uagg_add(struct mm_uagg *u, uint32_t tgid, uint32_t metric, uint32_t sub, uint64_t v)
 {
+	uint64_t tag = row_tag(tgid, metric, sub);
 	struct mm_uagg_row *row;
-	size_t h;
+	uint32_t i;
 
-	if (u->nr == u->cap && uagg_grow(u))
+	if (mms_hash_reserve(&u->idx, (uint32_t)u->nr + 1))
 		return -ENOMEM;
-	h = uagg_hash(tgid, metric, sub, u->idx_cap);
-	for (; u->idx[h]; h = (h + 1) & (u->idx_cap - 1)) {
-		row = &u->rows[u->idx[h] - 1];
-		if (row->tgid == tgid && row->metric == metric && row->sub == sub) {
+	for (i = mms_hash_first(&u->idx, tag); u->idx.vals[i]; i = mms_hash_next(&u->idx, i)) {
+		row = &u->rows[u->idx.vals[i] - 1];
+		if (u->idx.tags[i] == tag && row->tgid == tgid && row->metric == metric &&
+		    row->sub == sub) {
 			mms_stat_add(&row->stat, v);
 			return 0;
 		}
+	}
+	if (u->nr == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 32;
+		struct mm_uagg_row *rows = realloc(u->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		u->rows = rows;
+		u->cap = cap;
 	}
 	row = &u->rows[u->nr];
 	memset(row, 0, sizeof(*row));
@@ -68,7 +50,7 @@ int mm_uagg_add(struct mm_uagg *u, uint32_t tgid, uint32_t metric, uint32_t sub,
 	row->metric = metric;
 	row->sub = sub;
 	mms_stat_add(&row->stat, v);
-	u->idx[h] = (uint32_t)++u->nr;
+	mms_hash_set(&u->idx, i, tag, (uint32_t)u->nr++);
 	return 0;
 }
 
@@ -90,14 +72,13 @@ int mm_uagg_drain(struct mm_uagg *u, struct mms_store *st, const char *const *na
 		      mms_store_add_metric(st, &s);
 	}
 	u->nr = 0;
-	if (u->idx)
-		memset(u->idx, 0, u->idx_cap * sizeof(*u->idx));
+	mms_hash_clear(&u->idx);
 	return err;
 }
 
 void mm_uagg_finish(struct mm_uagg *u)
 {
 	free(u->rows);
-	free(u->idx);
+	mms_hash_free(&u->idx);
 	memset(u, 0, sizeof(*u));
 }

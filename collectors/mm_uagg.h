@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mmscope/hash.h"
+
 struct mms_store;
 
 struct mm_uagg_row;
@@ -17,8 +19,7 @@ struct mm_uagg_row;
 struct mm_uagg {
 	struct mm_uagg_row *rows;
 	size_t nr, cap;
-	uint32_t *idx;		/* open addressing: row index + 1, 0 empty */
-	size_t idx_cap;
+	struct mms_hash idx;	/* (tgid, metric, sub) -> row index + 1 */
 };
 
 int mm_uagg_add(struct mm_uagg *u, uint32_t tgid, uint32_t metric, uint32_t sub, uint64_t v);
