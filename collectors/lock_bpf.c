@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_load.h"
 #include "lock_bpf.h"
 #include "lock_bpf.skel.h"
 #include "lock_common.h"
@@ -128,26 +129,6 @@ static struct bpf_map *stack_map(const struct lb_src *lb, uint32_t bank, uint32_
 		      (second ? skel->maps.stacks2 : skel->maps.stacks);
 }
 
-/* libbpf's own words on a failure, for src->why. */
-static char libbpf_msg[256];
-
-static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char line[256];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
-		line[--n] = '\0';
-	/* Keep the first complaint: later ones are usually consequences. */
-	if (!libbpf_msg[0] && n)
-		snprintf(libbpf_msg, sizeof(libbpf_msg), "%s", line);
-	return 0;
-}
-
 static int lb_create(struct mms_source *src, const struct mms_options *opts)
 {
 	struct lb_src *lb = calloc(1, sizeof(*lb));
@@ -180,6 +161,7 @@ static int lb_create(struct mms_source *src, const struct mms_options *opts)
 
 static int explain_load_error(struct mms_source *src, int err, const char *what)
 {
+	const char *libbpf_msg = mms_bpf_load_log_first();	/* libbpf's own words */
 	struct stat sb;
 
 	if (stat("/sys/kernel/btf/vmlinux", &sb))
@@ -431,13 +413,11 @@ static void detach(struct lb_src *lb)
 static int lb_prepare(struct mms_source *src)
 {
 	struct lb_src *lb = src->priv;
-	libbpf_print_fn_t old;
 	int err;
 
 	if (lb->skel)
 		return 0;
-	libbpf_msg[0] = '\0';
-	old = libbpf_set_print(capture_print);
+	mms_bpf_load_log_begin();
 	lb->skel = lock_bpf__open();
 	if (!lb->skel) {
 		err = explain_load_error(src, -errno, "opening the BPF object");
@@ -480,7 +460,7 @@ static int lb_prepare(struct mms_source *src)
 	err = attach(src, lb);
 	detach(lb);
 out:
-	libbpf_set_print(old);
+	mms_bpf_load_log_end();
 	if (err) {
 		mms_short_free(lb->dead);
 		lb->dead = NULL;
@@ -512,7 +492,6 @@ static void clear_map(struct bpf_map *map)
 static int lb_start(struct mms_source *src)
 {
 	struct lb_src *lb = src->priv;
-	libbpf_print_fn_t old;
 	int err;
 
 	if (!lb->skel)
@@ -527,10 +506,9 @@ static int lb_start(struct mms_source *src)
 	lb->skel->bss->gen = 0;
 	lb->skel->bss->iv_seq = 1;
 	lb->skel->bss->learn_budget = lb->rules && !lb->cache_off ? learn_budget(lb) : 0;
-	libbpf_msg[0] = '\0';
-	old = libbpf_set_print(capture_print);
+	mms_bpf_load_log_begin();
 	err = attach(src, lb);
-	libbpf_set_print(old);
+	mms_bpf_load_log_end();
 	if (err)
 		detach(lb);
 	return err;

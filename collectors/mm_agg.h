@@ -9,7 +9,9 @@
  * every interval gets exactly the events of that interval and min/max are
  * per interval.  Per-CPU values need no atomics on the hot path.
  *
- * Included by BPF programs (after vmlinux.h) and by user space (mm_agg.c).
+ * Included by BPF programs (after vmlinux.h and bpf_helpers.h, which it
+ * gives the map and its helpers) and by user space (mm_agg.c, mm_bpfsrc.c).
+ * Which tasks count is mm_filter.h's; the source around both, mm_bpfsrc.h.
  */
 #ifndef MMSCOPE_MM_AGG_H
 #define MMSCOPE_MM_AGG_H
@@ -18,7 +20,8 @@
 #include <linux/types.h>
 #endif
 
-#define MM_HIST_SLOTS 40	/* == MMS_HIST_SLOTS, checked in mm_agg.c */
+#include "mmscope/hist.h"
+
 #define MM_COMM_LEN 16
 
 struct mm_key {
@@ -28,26 +31,10 @@ struct mm_key {
 	__u32 sub;
 };
 
-struct mm_stat {
-	__u64 count;
-	__u64 total;
-	__u64 min;
-	__u64 max;
-	__u32 hist[MM_HIST_SLOTS];
-};
-
 struct mm_val {
 	char comm[MM_COMM_LEN];
-	struct mm_stat stat;
+	struct mms_stat stat;
 };
-
-enum mm_filter_mode {
-	MM_FILTER_ALL,		/* system-wide */
-	MM_FILTER_TGID,		/* processes in mm_targets */
-	MM_FILTER_TID,		/* threads in mm_targets */
-};
-
-#define MM_MAX_TARGETS 8192	/* followed processes (a launched command and its children) */
 
 /* Counters of dropped events, in each program's .bss as `__u64 mm_lost[MM_LOST_NR]`. */
 enum mm_lost {
@@ -59,93 +46,7 @@ enum mm_lost {
 
 #ifdef __BPF_HELPERS__
 
-static __always_inline __u32 mm_log2(__u64 v)
-{
-	__u32 r = 0, s;
-
-	s = (v > 0xffffffffULL) << 5;
-	v >>= s;
-	r |= s;
-	s = (v > 0xffff) << 4;
-	v >>= s;
-	r |= s;
-	s = (v > 0xff) << 3;
-	v >>= s;
-	r |= s;
-	s = (v > 0xf) << 2;
-	v >>= s;
-	r |= s;
-	s = (v > 0x3) << 1;
-	v >>= s;
-	r |= s;
-	r |= (v >> 1);
-	return r;
-}
-
-/*
- * The histogram slot of v, clamped to the last slot, in a 64-bit register
- * the verifier has seen compared.  Written in C (`if (slot >= N) slot =
- * N - 1`), clang compares a zero-extended copy of the 32-bit slot and
- * indexes with another, and 6.1's verifier, which does not carry the bound
- * from one copy to the other, rejects the access ("R2 unbounded memory
- * access").  Here the compare and the index are one register.
- */
-#define mm_slot_clamp(slot, n)						\
-	asm volatile("if %[s] < %[nr] goto +1\n\t"				\
-		     "%[s] = %[last]"						\
-		     : [s] "+r"(slot)						\
-		     : [nr] "i"(n), [last] "i"((n) - 1))
-
-static __always_inline __u64 mm_hist_slot(__u64 v)
-{
-	__u64 slot = mm_log2(v);
-
-	mm_slot_clamp(slot, MM_HIST_SLOTS);
-	return slot;
-}
-
-/* Adds n events of value v. */
-static __always_inline void mm_stat_add_n(struct mm_stat *s, __u64 v, __u64 n)
-{
-	__u64 slot = mm_hist_slot(v);
-
-	if (!n)
-		return;
-	if (!s->count || v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
-	s->count += n;
-	s->total += v * n;
-	s->hist[slot] += (__u32)n;
-}
-
-/* Adds one event of value v (n == 1 folds away: no multiply, no test). */
-static __always_inline void mm_stat_add(struct mm_stat *s, __u64 v)
-{
-	mm_stat_add_n(s, v, 1);
-}
-
-/* Adds what src counted to dst (both this CPU's, or owned by the caller). */
-static __always_inline void mm_stat_merge(struct mm_stat *dst, const struct mm_stat *src)
-{
-	if (!src->count)
-		return;
-	if (!dst->count || src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	dst->count += src->count;
-	dst->total += src->total;
-	for (int i = 0; i < MM_HIST_SLOTS; i++)
-		dst->hist[i] += src->hist[i];
-}
-
-/*
- * The aggregation map and helpers.  A program includes this once, with
- * MM_AGG_MAP defined, to get the map `mm_agg`, `mm_gen` and `mm_lost`.
- */
-#ifdef MM_AGG_MAP
+/* The aggregation map `mm_agg`, `mm_gen`, `mm_lost` and their helpers. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 4096);	/* resized from user space before load */
@@ -200,60 +101,16 @@ static __always_inline void mm_agg_add(__u32 tgid, __u32 metric, __u32 sub, __u6
 	struct mm_val *v = mm_agg_get(tgid, metric, sub);
 
 	if (v)
-		mm_stat_add(&v->stat, value);
-}
-#endif /* MM_AGG_MAP */
-
-/*
- * Which tasks count: everything, the processes in mm_targets (and the
- * children they fork, when following), or the threads in mm_targets.
- * Include with MM_FILTER defined; the program mm_fork must stay loaded only
- * when following children (user space switches it off otherwise).
- */
-#ifdef MM_FILTER
-const volatile __u32 mm_filter = MM_FILTER_ALL;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MM_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} mm_targets SEC(".maps");
-
-static __always_inline bool mm_wanted(__u64 pid_tgid)
-{
-	__u32 id;
-
-	if (mm_filter == MM_FILTER_ALL)
-		return true;
-	id = mm_filter == MM_FILTER_TGID ? pid_tgid >> 32 : (__u32)pid_tgid;
-	return bpf_map_lookup_elem(&mm_targets, &id) != NULL;
+		mms_stat_add(&v->stat, value);
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(mm_fork, struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
-
-	if (mm_filter == MM_FILTER_TGID && bpf_map_lookup_elem(&mm_targets, &ptgid))
-		bpf_map_update_elem(&mm_targets, &ctgid, &one, BPF_ANY);
-	return 0;
-}
-#endif /* MM_FILTER */
-
-#endif /* __BPF_HELPERS__ */
-
-#ifndef __BPF_HELPERS__
-/* User side: see mm_agg.c. */
-#include <stdarg.h>
+#else /* user side: see mm_agg.c */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <bpf/libbpf.h>
 
-struct mms_stat;
-struct mms_options;
 struct mms_store;
 struct mm_task_id;
 
@@ -282,7 +139,7 @@ struct mm_agg {
 	int (*extra)(struct mms_store *st, uint32_t proc_id, const struct mm_key *k,
 		     const struct mms_stat *s);
 	/*
-	 * Optional: a collector whose values are not one mm_stat each turns
+	 * Optional: a collector whose values are not one mms_stat each turns
 	 * an entry's per-CPU values into rows itself (mm_agg_emit).
 	 */
 	int (*decode)(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
@@ -301,8 +158,6 @@ int mm_agg_emit(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 void mm_agg_comm(const struct mm_agg *a, const struct mm_val *vals, char comm[MM_COMM_LEN + 1]);
 /* An entry's per-CPU statistics summed. */
 void mm_agg_sum(const struct mm_agg *a, const struct mm_val *vals, struct mms_stat *sum);
-/* Runs a task iterator program (attached as link it, may be NULL) over every task once. */
-void mm_iter_run(struct bpf_link *it);
 
 int mm_agg_init(struct mm_agg *a, struct bpf_map *map, volatile __u32 *gen,
 		const __u64 *lost, const char *const *names, uint32_t nr_names);
@@ -315,62 +170,6 @@ void mm_agg_finish(struct mm_agg *a);
 /* Sizes the map before load: entries from opts, at least 256, at most 64 MiB worth. */
 int mm_agg_size(struct bpf_map *map, uint32_t entries);
 
-/* The filter mode for opts (-p / -- CMD: processes, --tid: threads). */
-uint32_t mm_filter_mode(const struct mms_options *o);
-/*
- * After load: puts the followed pid or tids into mm_targets and switches
- * the fork follower off unless a launched command's children are followed
- * (call before load for fork_prog; it only sets autoload).
- */
-void mm_filter_autoload(struct bpf_program *fork_prog, const struct mms_options *o);
-int mm_filter_fill(struct bpf_map *targets, const struct mms_options *o);
-
-/*
- * User-space aggregation for the tracepoint collectors: the same (tgid,
- * metric, sub) -> statistic rows, filled record by record between drains.
- */
-struct mm_uagg_row;
-
-struct mm_uagg {
-	struct mm_uagg_row *rows;
-	size_t nr, cap;
-	uint32_t *idx;		/* open addressing: row index + 1, 0 empty */
-	size_t idx_cap;
-};
-
-int mm_uagg_add(struct mm_uagg *u, uint32_t tgid, uint32_t metric, uint32_t sub, uint64_t v);
-/* Adds every row to the store's open interval and empties u. */
-int mm_uagg_drain(struct mm_uagg *u, struct mms_store *st, const char *const *names,
-		  uint32_t nr_names, const char *(*comm)(void *ctx, uint32_t pid), void *ctx);
-void mm_uagg_finish(struct mm_uagg *u);
-
-struct mms_source;
-struct bpf_object_skeleton;
-/*
- * Around a load or attach done by hand: libbpf's messages are watched for
- * the program that failed and the verifier's reason (and still printed
- * under MMSCOPE_DEBUG), for the next mm_bpf_fail().
- */
-void mm_bpf_log_begin(void);
-void mm_bpf_log_end(void);
-
-/*
- * Fills src->why for a failed BPF step ("loading", "attaching ...") with
- * the reason (the verifier's, when it rejected a program) and what to do;
- * returns err.
- */
-int mm_bpf_fail(struct mms_source *src, int err, const char *what);
-
-/* Load / attach a skeleton; on failure src->why says why (mm_bpf_fail). 0 or -errno. */
-int mm_bpf_load(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
-int mm_bpf_attach(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
-/*
- * Loads an fentry/fexit skeleton and attaches and detaches it once: only
- * an attach tells whether this kernel allows fentry (many refuse it with
- * EPERM), and `check` must know at prepare.  what: the functions hooked
- * ("the VMA functions"), for the messages.  0 or -errno with src->why set.
- */
-int mm_bpf_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what);
-#endif
+#endif /* __BPF_HELPERS__ */
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "mm_agg.h"
+#include "mm_uagg.h"
 #include "tp_reader.h"
 
 struct mms_source;

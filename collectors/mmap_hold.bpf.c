@@ -18,9 +18,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define MM_AGG_MAP
-#define MM_FILTER
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "mmap_hold.h"
 
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
@@ -38,7 +37,7 @@ struct mh_slot {
 struct mh_acc {
 	__u64 pending;		/* 1: has something; cleared by whoever moves it */
 	__u64 trylock_fail;
-	struct mm_stat hold[2];	/* read, write */
+	struct mms_stat hold[2];	/* read, write */
 };
 
 struct mh_task {
@@ -76,7 +75,7 @@ static __always_inline void hold_end(struct mh_task *t, __u32 tgid, struct mh_sl
 		return;
 	}
 	a = &t->acc[mm_gen & 1];
-	mm_stat_add(&a->hold[s->write ? 1 : 0], now - s->t0);
+	mms_stat_add(&a->hold[s->write ? 1 : 0], now - s->t0);
 	WRITE_ONCE(a->pending, 1);
 }
 
@@ -95,24 +94,24 @@ static __always_inline void mh_move(struct task_struct *task, struct mh_task *t,
 	if (__sync_val_compare_and_swap(&a->pending, 1, 0) != 1)
 		return;
 	for (int w = 0; w < 2; w++) {
-		struct mm_stat *h = &a->hold[w];
+		struct mms_stat *h = &a->hold[w];
 
 		if (!h->count)
 			continue;
 		v = mm_agg_get_gen(task, tgid, gen, w ? MH_HOLD_WRITE : MH_HOLD_READ, 0);
 		if (v)
-			mm_stat_merge(&v->stat, h);
+			mms_stat_merge(&v->stat, h);
 		h->count = 0;
 		h->total = 0;
 		h->min = 0;
 		h->max = 0;
-		for (int i = 0; i < MM_HIST_SLOTS; i++)
+		for (int i = 0; i < MMS_HIST_SLOTS; i++)
 			h->hist[i] = 0;
 	}
 	if (a->trylock_fail) {
 		v = mm_agg_get_gen(task, tgid, gen, MH_TRYLOCK_FAIL, 0);
 		if (v)
-			mm_stat_add_n(&v->stat, 1, a->trylock_fail);
+			mms_stat_add_n(&v->stat, 1, a->trylock_fail);
 		a->trylock_fail = 0;
 	}
 }

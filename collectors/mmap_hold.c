@@ -10,19 +10,19 @@
 
 #include <bpf/btf.h>
 
-#include "mm_agg.h"
+#include "mm_bpfsrc.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/store.h"
 
+/* The source's own state (b->priv). */
 struct mh_priv {
-	struct mmap_hold *skel;
-	struct mm_agg agg;
 	uint32_t sample;	/* 1 in sample acquisitions timed */
-	bool agg_ready;
 };
+
+MM_BPFSRC_SKELETON(mmap_hold)
 
 static const char *const mh_names[MH_NR] = {
 	[MH_HOLD_READ] = MMS_M_MMAP_HOLD_READ,
@@ -49,10 +49,10 @@ static int add_acquisitions(struct mms_store *st, uint32_t proc_id, const struct
  */
 static void mh_flipped(struct mm_agg *a, struct mms_store *st)
 {
-	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
+	struct mmap_hold *skel = mm_bpfsrc_of(a)->skel;
 
 	(void)st;
-	mm_iter_run(p->skel->links.mh_flush_all);
+	mm_bpfsrc_iter_run(skel->links.mh_flush_all);
 }
 
 /*
@@ -63,7 +63,7 @@ static void mh_flipped(struct mm_agg *a, struct mms_store *st)
 static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *k,
 		     const struct mm_val *vals)
 {
-	struct mh_priv *p = (struct mh_priv *)((char *)a - offsetof(struct mh_priv, agg));
+	struct mh_priv *p = mm_bpfsrc_of(a)->priv;
 	struct mms_stat sum;
 	char comm[MM_COMM_LEN + 1];
 
@@ -76,12 +76,6 @@ static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	}
 	mm_agg_comm(a, vals, comm);
 	return mm_agg_emit(a, st, k, comm, k->metric, &sum);
-}
-
-static int mh_create(struct mms_source *src, const struct mms_options *opts)
-{
-	src->priv = calloc(1, sizeof(struct mh_priv));
-	return src->priv ? 0 : -ENOMEM;
 }
 
 /*
@@ -110,94 +104,53 @@ static bool memcg_path_arg(void)
 	return old;
 }
 
-static int mh_prepare(struct mms_source *src)
+static int mh_setup(struct mms_source *src, struct mm_bpfsrc *b)
 {
-	struct mh_priv *p = src->priv;
-	bool old;
-	int err;
+	struct mh_priv *p = b->priv;
+	struct mmap_hold *skel = b->skel;
+	bool old = memcg_path_arg();
 
-	p->skel = mmap_hold__open();
-	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
-	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
 	p->sample = src->opts->mmap_hold_sample > 1 ? src->opts->mmap_hold_sample : 1;
-	while ((1U << p->skel->rodata->mh_sample_shift) < p->sample)
-		p->skel->rodata->mh_sample_shift++;
-	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
-	old = memcg_path_arg();
-	bpf_program__set_autoload(p->skel->progs.mh_acquired, !old);
-	bpf_program__set_autoload(p->skel->progs.mh_released, !old);
-	bpf_program__set_autoload(p->skel->progs.mh_acquired_memcg, old);
-	bpf_program__set_autoload(p->skel->progs.mh_released_memcg, old);
-	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/mmap_lock_* programs");
-	if (err)
-		return err;
-	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
-	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
-	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
-			  p->skel->bss->mm_lost, mh_names, MH_NR);
-	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
-	p->agg.extra = add_acquisitions;
-	p->agg.flipped = mh_flipped;
-	if (p->sample > 1)
-		p->agg.decode = mh_decode;
-	p->agg_ready = true;
+	while ((1U << skel->rodata->mh_sample_shift) < p->sample)
+		skel->rodata->mh_sample_shift++;
+	bpf_program__set_autoload(skel->progs.mh_acquired, !old);
+	bpf_program__set_autoload(skel->progs.mh_released, !old);
+	bpf_program__set_autoload(skel->progs.mh_acquired_memcg, old);
+	bpf_program__set_autoload(skel->progs.mh_released_memcg, old);
 	return 0;
 }
 
-static int mh_start(struct mms_source *src)
+static int mh_ready(struct mms_source *src, struct mm_bpfsrc *b)
 {
-	struct mh_priv *p = src->priv;
+	struct mh_priv *p = b->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
+	b->agg.extra = add_acquisitions;
+	b->agg.flipped = mh_flipped;
+	if (p->sample > 1)
+		b->agg.decode = mh_decode;
+	return 0;
 }
 
-static int mh_drain(struct mms_source *src, struct mms_store *st)
+static const struct mm_bpfsrc_def mh_def = {
+	.names = mh_names,
+	.nr_names = MH_NR,
+	.open = mmap_hold_open,
+	.setup = mh_setup,
+	.load = "loading tp_btf/mmap_lock_* programs",
+	.attach = "attaching to mmap_lock tracepoints",
+	.ready = mh_ready,
+	.priv_size = sizeof(struct mh_priv),
+};
+
+static int mh_create(struct mms_source *src, const struct mms_options *opts)
 {
-	struct mh_priv *p = src->priv;
-
-	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
-}
-
-static void mh_stop(struct mms_source *src)
-{
-	struct mh_priv *p = src->priv;
-
-	mmap_hold__detach(p->skel);
-}
-
-static void mh_destroy(struct mms_source *src)
-{
-	struct mh_priv *p = src->priv;
-
-	if (!p)
-		return;
-	mmap_hold__destroy(p->skel);
-	if (p->agg_ready)
-		mm_agg_finish(&p->agg);
-	free(p);
+	return mm_bpfsrc_create(src, &mh_def);
 }
 
 /* Both modes are the same programs and callbacks; only the name users see differs. */
-#define MH_OPS(n, b)					\
-	{						\
-		.name = n,				\
-		.backend = b,				\
-		.family = MMS_FAM_MMAP_LOCK,		\
-		.create = mh_create,			\
-		.prepare = mh_prepare,			\
-		.start = mh_start,			\
-		.drain = mh_drain,			\
-		.stop = mh_stop,			\
-		.destroy = mh_destroy,			\
-	}
-
-const struct mms_source_ops mms_mmap_hold_bpf_ops = MH_OPS("mmap-hold-bpf", "bpf");
+const struct mms_source_ops mms_mmap_hold_bpf_ops =
+	MM_BPFSRC_OPS("mmap-hold-bpf", "bpf", MMS_FAM_MMAP_LOCK, mh_create);
 
 /* --mmap-hold-sample N: the same programs, timing 1 in N acquisitions. */
-const struct mms_source_ops mms_mmap_hold_sampled_ops = MH_OPS("mmap-hold-sampled", "sampled");
+const struct mms_source_ops mms_mmap_hold_sampled_ops =
+	MM_BPFSRC_OPS("mmap-hold-sampled", "sampled", MMS_FAM_MMAP_LOCK, mh_create);

@@ -10,12 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <bpf/libbpf.h>
-
-#include "mmscope/knobs.h"
+#include "bpf_load.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/recording.h"
@@ -168,17 +163,8 @@ int mms_tracefs_ensure(void)
 	return 0;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	int debug = mms_knobs()->debug;
-
-	if (!debug || (level == LIBBPF_DEBUG && debug < 2))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 void mms_collectors_init(void)
 {
-	libbpf_set_print(libbpf_print);
+	mms_bpf_load_init();
 	mms_recording_set_import(&mms_perfdata_import);
 }

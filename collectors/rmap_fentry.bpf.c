@@ -15,9 +15,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define MM_AGG_MAP
-#define MM_FILTER
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "rmap_fentry.h"
 
 #define PAGE_MAPPING_ANON 0x1UL

@@ -9,17 +9,13 @@
 
 #include <bpf/btf.h>
 
-#include "mm_agg.h"
+#include "mm_bpfsrc.h"
 #include "rmap_fentry.h"
 #include "rmap_fentry.skel.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 
-struct rf_priv {
-	struct rmap_fentry *skel;
-	struct mm_agg agg;
-	bool agg_ready;
-};
+MM_BPFSRC_SKELETON(rmap_fentry)
 
 static const char *const rf_names[RF_NR] = {
 	[RF_BATCH] = MMS_M_RMAP_BATCH,
@@ -33,8 +29,9 @@ static bool has_func(const struct btf *btf, const char *name)
 }
 
 /* 0, or -ENOENT with the reason when this kernel has nothing to hook. */
-static int choose_programs(struct mms_source *src, struct rmap_fentry *skel)
+static int choose_programs(struct mms_source *src, struct mm_bpfsrc *b)
 {
+	struct rmap_fentry *skel = b->skel;
 	struct btf *btf = btf__load_vmlinux_btf();
 	bool ttu = has_func(btf, "try_to_unmap_one");
 	bool ptes = has_func(btf, "folio_remove_rmap_ptes");
@@ -58,83 +55,19 @@ static int choose_programs(struct mms_source *src, struct rmap_fentry *skel)
 	return 0;
 }
 
+static const struct mm_bpfsrc_def rf_def = {
+	.names = rf_names,
+	.nr_names = RF_NR,
+	.open = rmap_fentry_open,
+	.setup = choose_programs,
+	.fentry = "try_to_unmap_one and the rmap removals",
+	.attach = "attaching fentry to try_to_unmap_one",
+};
+
 static int rf_create(struct mms_source *src, const struct mms_options *opts)
 {
-	src->priv = calloc(1, sizeof(struct rf_priv));
-	return src->priv ? 0 : -ENOMEM;
+	return mm_bpfsrc_create(src, &rf_def);
 }
 
-static int rf_prepare(struct mms_source *src)
-{
-	struct rf_priv *p = src->priv;
-	int err;
-
-	p->skel = rmap_fentry__open();
-	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
-	err = choose_programs(src, p->skel);
-	if (err)
-		return err;
-	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
-	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
-	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_fentry_try(src, p->skel->skeleton, "try_to_unmap_one and the rmap removals");
-	if (err)
-		return err;
-	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
-	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
-	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
-			  p->skel->bss->mm_lost, rf_names, RF_NR);
-	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
-	p->agg_ready = true;
-	return 0;
-}
-
-static int rf_start(struct mms_source *src)
-{
-	struct rf_priv *p = src->priv;
-
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry to try_to_unmap_one");
-}
-
-static int rf_drain(struct mms_source *src, struct mms_store *st)
-{
-	struct rf_priv *p = src->priv;
-
-	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
-}
-
-static void rf_stop(struct mms_source *src)
-{
-	struct rf_priv *p = src->priv;
-
-	rmap_fentry__detach(p->skel);
-}
-
-static void rf_destroy(struct mms_source *src)
-{
-	struct rf_priv *p = src->priv;
-
-	if (!p)
-		return;
-	rmap_fentry__destroy(p->skel);
-	if (p->agg_ready)
-		mm_agg_finish(&p->agg);
-	free(p);
-}
-
-const struct mms_source_ops mms_rmap_fentry_ops = {
-	.name = "rmap-fentry",
-	.backend = "fentry",
-	.family = MMS_FAM_RMAP,
-	.create = rf_create,
-	.prepare = rf_prepare,
-	.start = rf_start,
-	.drain = rf_drain,
-	.stop = rf_stop,
-	.destroy = rf_destroy,
-};
+const struct mms_source_ops mms_rmap_fentry_ops =
+	MM_BPFSRC_OPS("rmap-fentry", "fentry", MMS_FAM_RMAP, rf_create);

@@ -22,9 +22,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define MM_AGG_MAP
-#define MM_FILTER
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "mmscope/mm_metrics.h"
 #include "vma_fentry.h"
 

@@ -9,19 +9,19 @@
 
 #include <bpf/btf.h>
 
-#include "mm_agg.h"
+#include "mm_bpfsrc.h"
 #include "vma_fentry.h"
 #include "vma_fentry.skel.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 
+/* The source's own state (b->priv). */
 struct vf_priv {
-	struct vma_fentry *skel;
-	struct mm_agg agg;
-	bool agg_ready;
 	bool adjust;		/* 6.1: hooks __vma_adjust (no vma_merge_new_range) */
 	bool expand_btf;	/* vma_expand is in BTF */
 };
+
+MM_BPFSRC_SKELETON(vma_fentry)
 
 static const char *const vf_names[VF_NR] = {
 	[VF_SPLIT] = MMS_M_VMA_SPLIT,
@@ -36,13 +36,11 @@ static bool has_func(const struct btf *btf, const char *name)
 	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
 }
 
-/*
- * Picks the programs for this kernel.  Returns how many hook a split or a
- * merge (0: nothing to measure here).
- */
-static int choose_programs(struct vf_priv *p)
+/* Picks the programs for this kernel: 0, or -ENOENT when none hooks a split or a merge. */
+static int choose_programs(struct mms_source *src, struct mm_bpfsrc *b)
 {
-	struct vma_fentry *skel = p->skel;
+	struct vf_priv *p = b->priv;
+	struct vma_fentry *skel = b->skel;
 	struct btf *btf = btf__load_vmlinux_btf();
 	bool split = has_func(btf, "__split_vma");
 	bool mainline = has_func(btf, "vma_merge_new_range");
@@ -66,7 +64,10 @@ static int choose_programs(struct vf_priv *p)
 	bpf_program__set_autoload(skel->progs.vf_expand_probe, old && p->expand_btf);
 	bpf_program__set_autoattach(skel->progs.vf_expand_probe, false);
 	btf__free(btf);
-	return split + mainline + modify + old;
+	if (!split && !mainline && !old)
+		return mms_source_fail(src, -ENOENT, "none of __split_vma, vma_merge_new_range, "
+				       "__vma_adjust is in this kernel's BTF (inlined or renamed)");
+	return 0;
 }
 
 /*
@@ -76,109 +77,49 @@ static int choose_programs(struct vf_priv *p)
  * kernel answers when asked to attach to vma_expand(), rather than leaving
  * a vma.merge of 0 for mmap to look measured.
  */
-static void note_expand(struct mms_source *src, struct vf_priv *p)
+static int note_expand(struct mms_source *src, struct mm_bpfsrc *b)
 {
+	struct vf_priv *p = b->priv;
+	struct vma_fentry *skel = b->skel;
 	static const char lead[] = "vma.merge does not count new mappings joined to a "
 				   "neighbour (mmap, brk)";
 	struct bpf_link *link;
 
 	if (!p->adjust)
-		return;
+		return 0;
 	if (!p->expand_btf) {
 		snprintf(src->note, sizeof(src->note), "%s: vma_expand() is not in this kernel's "
 			 "BTF (inlined) and brk grows its VMA in place", lead);
-		return;
+		return 0;
 	}
-	link = bpf_program__attach(p->skel->progs.vf_expand_probe);
+	link = bpf_program__attach(skel->progs.vf_expand_probe);
 	if (!link) {
 		snprintf(src->note, sizeof(src->note), "%s: vma_expand() cannot take fentry (%s; "
 			 "6.1 declares it inline, which the kernel makes notrace) and brk grows "
 			 "its VMA in place", lead, strerror(errno));
-		return;
+		return 0;
 	}
 	bpf_link__destroy(link);
 	snprintf(src->note, sizeof(src->note), "%s: vma_expand() and brk do not go through "
 		 "__vma_adjust(), which this source hooks on this kernel", lead);
-}
-
-static int vf_create(struct mms_source *src, const struct mms_options *opts)
-{
-	src->priv = calloc(1, sizeof(struct vf_priv));
-	return src->priv ? 0 : -ENOMEM;
-}
-
-static int vf_prepare(struct mms_source *src)
-{
-	struct vf_priv *p = src->priv;
-	int err;
-
-	p->skel = vma_fentry__open();
-	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
-	if (!choose_programs(p))
-		return mms_source_fail(src, -ENOENT, "none of __split_vma, vma_merge_new_range, "
-				       "__vma_adjust is in this kernel's BTF (inlined or renamed)");
-	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
-	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
-	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_fentry_try(src, p->skel->skeleton, "the VMA functions");
-	if (err)
-		return err;
-	note_expand(src, p);
-	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
-	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
-	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
-			  p->skel->bss->mm_lost, vf_names, VF_NR);
-	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
-	p->agg_ready = true;
 	return 0;
 }
 
-static int vf_start(struct mms_source *src)
-{
-	struct vf_priv *p = src->priv;
-
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching fentry/fexit to the VMA functions");
-}
-
-static int vf_drain(struct mms_source *src, struct mms_store *st)
-{
-	struct vf_priv *p = src->priv;
-
-	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
-}
-
-static void vf_stop(struct mms_source *src)
-{
-	struct vf_priv *p = src->priv;
-
-	vma_fentry__detach(p->skel);
-}
-
-static void vf_destroy(struct mms_source *src)
-{
-	struct vf_priv *p = src->priv;
-
-	if (!p)
-		return;
-	vma_fentry__destroy(p->skel);
-	if (p->agg_ready)
-		mm_agg_finish(&p->agg);
-	free(p);
-}
-
-const struct mms_source_ops mms_vma_fentry_ops = {
-	.name = "vma-fentry",
-	.backend = "fentry",
-	.family = MMS_FAM_VMA,
-	.create = vf_create,
-	.prepare = vf_prepare,
-	.start = vf_start,
-	.drain = vf_drain,
-	.stop = vf_stop,
-	.destroy = vf_destroy,
+static const struct mm_bpfsrc_def vf_def = {
+	.names = vf_names,
+	.nr_names = VF_NR,
+	.open = vma_fentry_open,
+	.setup = choose_programs,
+	.fentry = "the VMA functions",
+	.attach = "attaching fentry/fexit to the VMA functions",
+	.ready = note_expand,
+	.priv_size = sizeof(struct vf_priv),
 };
+
+static int vf_create(struct mms_source *src, const struct mms_options *opts)
+{
+	return mm_bpfsrc_create(src, &vf_def);
+}
+
+const struct mms_source_ops mms_vma_fentry_ops =
+	MM_BPFSRC_OPS("vma-fentry", "fentry", MMS_FAM_VMA, vf_create);

@@ -11,9 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define MM_AGG_MAP
-#define MM_FILTER
 #include "mm_agg.h"
+#include "mm_filter.h"
 #include "mmscope/mm_metrics.h"
 #include "short_exit.bpf.h"
 #include "vma_inferred.h"
@@ -94,9 +93,9 @@ static __always_inline __u32 vi_take(struct vi_task *t, int i)
 
 static __always_inline void vi_delta_add(struct vi_delta *s, __u32 d)
 {
-	__u64 slot = mm_log2(d);
+	__u64 slot = mms_log2(d);
 
-	mm_slot_clamp(slot, VI_HIST);	/* see mm_hist_slot */
+	mms_slot_clamp(slot, VI_HIST);	/* see mmscope/hist.h */
 	if (!s->n || d < s->min)
 		s->min = d;
 	if (d > s->max)

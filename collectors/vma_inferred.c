@@ -13,7 +13,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "mm_agg.h"
+#include "mm_bpfsrc.h"
+#include "mm_filter.h"
 #include "short_procs.h"
 #include "vma_inferred.h"
 #include "vma_inferred.skel.h"
@@ -21,10 +22,8 @@
 #include "mmscope/mm_metrics.h"
 #include "mmscope/sample.h"
 
+/* The source's own state (b->priv). */
 struct vi_priv {
-	struct vma_inferred *skel;
-	struct mm_agg agg;
-	bool agg_ready;
 	/*
 	 * System-wide, processes that lived less than an interval are shown
 	 * together per name (see MMS_TGID_SHORT).  Their exits arrive in
@@ -38,17 +37,14 @@ struct vi_flip_ctx {
 	struct mms_store *st;
 };
 
+MM_BPFSRC_SKELETON(vma_inferred)
+
 static const char *const vi_names[VI_NR] = {
 	[VI_CALLS] = MMS_M_VMA_INFERRED_CALLS,
 	[VI_UP] = MMS_M_VMA_INFERRED_UP,
 	[VI_DOWN] = MMS_M_VMA_INFERRED_DOWN,
 	[VI_SHORT] = MMS_M_VMA_INFERRED_SHORT,
 };
-
-static struct vi_priv *vi_of(struct mm_agg *a)
-{
-	return (struct vi_priv *)((char *)a - offsetof(struct vi_priv, agg));
-}
 
 static struct mms_stat delta_stat(const struct vi_delta *d)
 {
@@ -77,19 +73,21 @@ static void vi_exit_counted(void *ctx, const struct short_exit *e)
  */
 static void vi_flipped(struct mm_agg *a, struct mms_store *st)
 {
-	struct vi_priv *p = vi_of(a);
+	struct mm_bpfsrc *b = mm_bpfsrc_of(a);
+	struct vi_priv *p = b->priv;
+	struct vma_inferred *skel = b->skel;
 	struct vi_flip_ctx f = { .a = a, .st = st };
 	uint64_t since = mms_short_flip(p->dead, vi_exit_counted, &f);
 
 	if (since)
-		p->skel->bss->vi_short_ns = since;
+		skel->bss->vi_short_ns = since;
 }
 
 /* One (process, syscall) entry: its calls, ups and downs as three rows. */
 static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key *key,
 		     const struct mm_val *vals)
 {
-	struct vi_priv *p = vi_of(a);
+	struct vi_priv *p = mm_bpfsrc_of(a)->priv;
 	struct mms_stat calls = { 0 }, up = { 0 }, down = { 0 };
 	struct mm_key group = *key;
 	const struct mm_key *k = key;
@@ -126,107 +124,59 @@ static int vi_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
 	return err;
 }
 
-static int vi_create(struct mms_source *src, const struct mms_options *opts)
+static int vi_ready(struct mms_source *src, struct mm_bpfsrc *b)
 {
-	src->priv = calloc(1, sizeof(struct vi_priv));
-	return src->priv ? 0 : -ENOMEM;
-}
+	struct vi_priv *p = b->priv;
+	struct vma_inferred *skel = b->skel;
 
-static int vi_prepare(struct mms_source *src)
-{
-	struct vi_priv *p = src->priv;
-	int err;
-
-	p->skel = vma_inferred__open();
-	if (!p->skel)
-		return mm_bpf_fail(src, -errno, "opening the BPF object");
-	p->skel->rodata->mm_filter = mm_filter_mode(src->opts);
-	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
-	err = mm_agg_size(p->skel->maps.mm_agg, src->opts->map_entries);
-	if (err)
-		return mm_bpf_fail(src, err, "sizing the aggregation map");
-	err = mm_bpf_load(src, p->skel->skeleton, "loading tp_btf/sys_enter+sys_exit programs");
-	if (err)
-		return err;
-	err = mm_filter_fill(p->skel->maps.mm_targets, src->opts);
-	if (err)
-		return mm_bpf_fail(src, err, "setting the process filter");
-	err = mm_agg_init(&p->agg, p->skel->maps.mm_agg, &p->skel->bss->mm_gen,
-			  p->skel->bss->mm_lost, vi_names, VI_NR);
-	if (err)
-		return mm_bpf_fail(src, err, "setting up aggregation");
-	p->agg.decode = vi_decode;
-	p->agg_ready = true;
+	b->agg.decode = vi_decode;
 	if (mm_filter_mode(src->opts) != MM_FILTER_ALL)
 		return 0;	/* followed processes keep their own rows */
-	p->dead = mms_short_new(bpf_map__fd(p->skel->maps.vi_exits));
+	p->dead = mms_short_new(bpf_map__fd(skel->maps.vi_exits));
 	if (!p->dead)
 		return 0;	/* every process keeps its own rows */
-	p->agg.flipped = vi_flipped;
-	p->skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
+	b->agg.flipped = vi_flipped;
+	skel->bss->vi_short_ns = (uint64_t)src->opts->interval_ms * 1000000;
 	return 0;
-}
-
-static int vi_start(struct mms_source *src)
-{
-	struct vi_priv *p = src->priv;
-
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching to sys_enter/sys_exit");
 }
 
 /*
  * Moves every thread's pending unchanged calls into the aggregation map (the
  * task iterator vi_flush_all), so that they are drained with the interval
- * they were made in.
+ * they were made in.  If the iterator cannot run (no memory), the calls stay
+ * in their threads' storage and come with a later drain, or the thread's
+ * exit: late, not lost.
  */
-static void vi_flush_calls(struct vi_priv *p)
+static void vi_flush_calls(struct mm_bpfsrc *b)
 {
-	mm_iter_run(p->skel->links.vi_flush_all);
+	struct vma_inferred *skel = b->skel;
+
+	mm_bpfsrc_iter_run(skel->links.vi_flush_all);
 }
 
-static int vi_drain(struct mms_source *src, struct mms_store *st)
+static void vi_destroy(struct mm_bpfsrc *b)
 {
-	struct vi_priv *p = src->priv;
+	struct vi_priv *p = b->priv;
 
-	if (!p->agg_ready)
-		return 0;
-	/*
-	 * If the iterator cannot run (no memory), the calls stay in their
-	 * threads' storage and come with a later drain, or the thread's exit:
-	 * late, not lost.
-	 */
-	vi_flush_calls(p);
-	return mm_agg_drain(&p->agg, st);
-}
-
-static void vi_stop(struct mms_source *src)
-{
-	struct vi_priv *p = src->priv;
-
-	vma_inferred__detach(p->skel);
-}
-
-static void vi_destroy(struct mms_source *src)
-{
-	struct vi_priv *p = src->priv;
-
-	if (!p)
-		return;
 	mms_short_free(p->dead);
-	vma_inferred__destroy(p->skel);
-	if (p->agg_ready)
-		mm_agg_finish(&p->agg);
-	free(p);
 }
 
-const struct mms_source_ops mms_vma_inferred_ops = {
-	.name = "vma-inferred",
-	.backend = "inferred",
-	.family = MMS_FAM_VMA,
-	.create = vi_create,
-	.prepare = vi_prepare,
-	.start = vi_start,
-	.drain = vi_drain,
-	.stop = vi_stop,
+static const struct mm_bpfsrc_def vi_def = {
+	.names = vi_names,
+	.nr_names = VI_NR,
+	.open = vma_inferred_open,
+	.load = "loading tp_btf/sys_enter+sys_exit programs",
+	.attach = "attaching to sys_enter/sys_exit",
+	.ready = vi_ready,
+	.drain = vi_flush_calls,
 	.destroy = vi_destroy,
+	.priv_size = sizeof(struct vi_priv),
 };
+
+static int vi_create(struct mms_source *src, const struct mms_options *opts)
+{
+	return mm_bpfsrc_create(src, &vi_def);
+}
+
+const struct mms_source_ops mms_vma_inferred_ops =
+	MM_BPFSRC_OPS("vma-inferred", "inferred", MMS_FAM_VMA, vi_create);

@@ -2,7 +2,7 @@
 /*
  * Shared by vma_inferred.bpf.c and vma_inferred.c.  The BPF side keeps one
  * aggregation key per (process, syscall): metric VI_SYSCALL, sub = syscall
- * number, its struct mm_stat read as a struct vi_stat (calls, and the
+ * number, its struct mms_stat read as a struct vi_stat (calls, and the
  * count's ups and downs apart).  User space turns each into the store's
  * three metrics (VI_CALLS, VI_UP, VI_DOWN): one hash update per syscall
  * instead of two, and a third of the keys to drain.
@@ -38,7 +38,7 @@ struct vi_stat {
 	struct vi_delta up, down;
 };
 
-_Static_assert(sizeof(struct vi_stat) <= sizeof(struct mm_stat),
-	       "a vi_stat lives in an mm_stat");
+_Static_assert(sizeof(struct vi_stat) <= sizeof(struct mms_stat),
+	       "a vi_stat lives in an mms_stat");
 
 #endif

@@ -5,12 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmscope/hash.h"
 #include "mmscope/query.h"
 
 struct keymap {
-	uint64_t *keys;
-	uint32_t *vals;		/* row index + 1 */
-	uint32_t n;
+	struct mms_hash hash;	/* key -> row index + 1 */
 	/*
 	 * Keys that are interned ids (locks, tasks) index this directly (row
 	 * index + 1): no hashing, and a table far smaller than a hash of keys.
@@ -19,64 +18,29 @@ struct keymap {
 	uint32_t nr_dense;
 };
 
-static uint32_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
-
-static int keymap_resize(struct keymap *m, const struct mms_rows *rows, uint32_t n)
-{
-	uint64_t *keys = calloc(n, sizeof(*keys));
-	uint32_t *vals = calloc(n, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (size_t r = 0; r < rows->nr; r++) {
-		uint32_t i = hash64(rows->rows[r].key) & (n - 1);
-
-		while (vals[i])
-			i = (i + 1) & (n - 1);
-		keys[i] = rows->rows[r].key;
-		vals[i] = (uint32_t)r + 1;
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->n = n;
-	return 0;
-}
-
 /*
  * The row of key; a new one (*fresh) has only its key set, the caller fills
  * the rest.
  */
 static struct mms_row *row_get(struct keymap *m, struct mms_rows *rows, uint64_t key, bool *fresh)
 {
-	uint32_t i = 0, *slot;
+	uint32_t i = 0, *slot = NULL;
 	struct mms_row *r;
+	int found;
 
 	if (key < m->nr_dense) {
 		slot = &m->dense[key];
-		if (*slot) {
-			*fresh = false;
-			return &rows->rows[*slot - 1];
-		}
+		found = *slot != 0;
 	} else {
-		if ((rows->nr + 1) * 2 > m->n && keymap_resize(m, rows, m->n ? m->n * 2 : 256))
+		found = mms_hash_probe(&m->hash, key, &i);
+		if (found < 0)
 			return NULL;
-		for (i = hash64(key) & (m->n - 1); m->vals[i]; i = (i + 1) & (m->n - 1))
-			if (m->keys[i] == key) {
-				*fresh = false;
-				return &rows->rows[m->vals[i] - 1];
-			}
-		slot = &m->vals[i];
+		if (found)
+			slot = &m->hash.vals[i];
+	}
+	if (found) {
+		*fresh = false;
+		return &rows->rows[*slot - 1];
 	}
 	if (rows->nr == rows->cap) {
 		size_t cap = rows->cap ? rows->cap * 2 : 64;
@@ -87,9 +51,10 @@ static struct mms_row *row_get(struct keymap *m, struct mms_rows *rows, uint64_t
 		rows->rows = p;
 		rows->cap = cap;
 	}
-	if (key >= m->nr_dense)
-		m->keys[i] = key;
-	*slot = (uint32_t)rows->nr + 1;
+	if (slot)
+		*slot = (uint32_t)rows->nr + 1;
+	else
+		mms_hash_set(&m->hash, i, key, (uint32_t)rows->nr);
 	*fresh = true;
 	r = &rows->rows[rows->nr++];
 	r->key = key;
@@ -335,8 +300,7 @@ static bool sample_matches(const struct mms_store *st, const struct mms_query *q
 
 static void keymap_free(struct keymap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	mms_hash_free(&m->hash);
 	free(m->dense);
 }
 
@@ -345,10 +309,9 @@ static void keymap_free(struct keymap *m)
  * interval's is a good guess.  Grouping by type or process gives few rows
  * whatever the samples: that map grows as needed.
  */
-static int keymap_init(struct keymap *m, const struct mms_store *st, const struct mms_query *q,
-		       const struct mms_rows *rows)
+static int keymap_init(struct keymap *m, const struct mms_store *st, const struct mms_query *q)
 {
-	uint32_t n = mms_store_count(st), most = 0, size = 256, ids = 0;
+	uint32_t n = mms_store_count(st), most = 0, ids = 0;
 
 	memset(m, 0, sizeof(*m));
 	for (uint32_t i = q->from; i <= q->to && i < n; i++) {
@@ -373,9 +336,7 @@ static int keymap_init(struct keymap *m, const struct mms_store *st, const struc
 		most = 0;
 	if (most > (1U << 20))
 		most = 1U << 20;
-	while (size < 2 * (most + 1))
-		size *= 2;
-	return keymap_resize(m, rows, size);
+	return mms_hash_reserve(&m->hash, most + 1);
 }
 
 int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struct mms_rows *out)
@@ -386,7 +347,7 @@ int mms_query_locks(const struct mms_store *st, const struct mms_query *q, struc
 	size_t w;
 
 	out->nr = 0;
-	if (q->from <= q->to && q->from < n && keymap_init(&m, st, q, out))
+	if (q->from <= q->to && q->from < n && keymap_init(&m, st, q))
 		return -ENOMEM;
 	for (uint32_t i = q->from; i <= q->to && i < n; i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);

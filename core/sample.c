@@ -12,51 +12,9 @@ void mms_stat_init(struct mms_stat *s)
 	memset(s, 0, sizeof(*s));
 }
 
-unsigned int mms_hist_slot(uint64_t value)
-{
-	unsigned int slot;
-
-	if (value < 2)
-		return 0;
-	slot = 63 - (unsigned int)__builtin_clzll(value);
-	return slot < MMS_HIST_SLOTS ? slot : MMS_HIST_SLOTS - 1;
-}
-
 uint64_t mms_hist_slot_low(unsigned int slot)
 {
 	return slot == 0 ? 0 : 1ULL << slot;
-}
-
-void mms_stat_add_n(struct mms_stat *s, uint64_t value, uint64_t n)
-{
-	if (!n)
-		return;
-	if (!s->count || value < s->min)
-		s->min = value;
-	if (value > s->max)
-		s->max = value;
-	s->count += n;
-	s->total += value * n;
-	s->hist[mms_hist_slot(value)] += (uint32_t)n;
-}
-
-void mms_stat_add(struct mms_stat *s, uint64_t value)
-{
-	mms_stat_add_n(s, value, 1);
-}
-
-void mms_stat_merge(struct mms_stat *dst, const struct mms_stat *src)
-{
-	if (!src->count)
-		return;
-	if (!dst->count || src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	dst->count += src->count;
-	dst->total += src->total;
-	for (unsigned int i = 0; i < MMS_HIST_SLOTS; i++)
-		dst->hist[i] += src->hist[i];
 }
 
 uint64_t mms_stat_percentile(const struct mms_stat *s, double p)

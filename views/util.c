@@ -124,71 +124,27 @@ void vu_agg_reset(struct vu_agg *a)
 			a->cap = cap;
 		}
 		/* The index is rebuilt at the size the next frame needs. */
-		free(a->hkeys);
-		free(a->hidx);
-		a->hkeys = NULL;
-		a->hidx = NULL;
-		a->hcap = 0;
+		mms_hash_free(&a->idx);
 	}
 	a->n = 0;
-	if (a->hidx)
-		memset(a->hidx, 0, a->hcap * sizeof(*a->hidx));
+	mms_hash_clear(&a->idx);
 }
 
 void vu_agg_free(struct vu_agg *a)
 {
 	free(a->ents);
-	free(a->hkeys);
-	free(a->hidx);
+	mms_hash_free(&a->idx);
 	vu_agg_init(a, a->esz);
-}
-
-static uint32_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
-
-static int agg_rehash(struct vu_agg *a)
-{
-	uint32_t cap = a->hcap ? a->hcap * 2 : 64;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!keys || !idx) {
-		free(keys);
-		free(idx);
-		return -ENOMEM;
-	}
-	for (uint32_t e = 0; e < a->n; e++) {
-		uint64_t k = *(uint64_t *)vu_agg_at(a, e);
-		uint32_t i = hash64(k) & (cap - 1);
-
-		while (idx[i])
-			i = (i + 1) & (cap - 1);
-		keys[i] = k;
-		idx[i] = e + 1;
-	}
-	free(a->hkeys);
-	free(a->hidx);
-	a->hkeys = keys;
-	a->hidx = idx;
-	a->hcap = cap;
-	return 0;
 }
 
 void *vu_agg_get(struct vu_agg *a, uint64_t key)
 {
 	uint32_t i;
+	int found = mms_hash_probe(&a->idx, key, &i);
 	void *e;
 
-	if ((a->n + 1) * 2 > a->hcap && agg_rehash(a))
-		return NULL;
-	for (i = hash64(key) & (a->hcap - 1); a->hidx[i]; i = (i + 1) & (a->hcap - 1))
-		if (a->hkeys[i] == key)
-			return vu_agg_at(a, a->hidx[i] - 1);
+	if (found)
+		return found > 0 ? vu_agg_at(a, a->idx.vals[i] - 1) : NULL;
 	if (a->n == a->cap) {
 		uint32_t cap = a->cap ? a->cap * 2 : 32;
 		char *p = realloc(a->ents, cap * a->esz);
@@ -198,8 +154,7 @@ void *vu_agg_get(struct vu_agg *a, uint64_t key)
 		a->ents = p;
 		a->cap = cap;
 	}
-	a->hkeys[i] = key;
-	a->hidx[i] = a->n + 1;
+	mms_hash_set(&a->idx, i, key, a->n);
 	e = vu_agg_at(a, a->n++);
 	memset(e, 0, a->esz);
 	*(uint64_t *)e = key;
@@ -208,12 +163,9 @@ void *vu_agg_get(struct vu_agg *a, uint64_t key)
 
 void *vu_agg_find(const struct vu_agg *a, uint64_t key)
 {
-	if (!a->hcap)
-		return NULL;
-	for (uint32_t i = hash64(key) & (a->hcap - 1); a->hidx[i]; i = (i + 1) & (a->hcap - 1))
-		if (a->hkeys[i] == key)
-			return vu_agg_at(a, a->hidx[i] - 1);
-	return NULL;
+	uint32_t v = mms_hash_find(&a->idx, key);
+
+	return v ? vu_agg_at(a, v - 1) : NULL;
 }
 
 /*
@@ -393,7 +345,7 @@ static void series_add(struct series_iv *v, uint64_t key, uint64_t total, uint64
 		}
 		return;
 	}
-	for (h = hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
+	for (h = mms_hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
 		;
 	e[h] = (struct series_ent){ .key1 = key + 1, .total = total, .count = count };
 }
@@ -414,7 +366,7 @@ static const void *series_slot(const struct series_iv *v, uint64_t key)
 {
 	if (v->dense)
 		return key < v->nr_ids ? (const uint64_t *)v->buf + 2 * key : v->buf;
-	return (const struct series_ent *)v->buf + (hash64(key) & v->mask);
+	return (const struct series_ent *)v->buf + (mms_hash64(key) & v->mask);
 }
 
 /* The key's total or count in the interval; 0 when it had none. */
@@ -425,7 +377,7 @@ static uint64_t series_find(const struct series_iv *v, uint64_t key, bool counts
 
 	if (v->dense)
 		return key < v->nr_ids ? vals[2 * key + counts] : 0;
-	for (uint32_t h = hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
+	for (uint32_t h = mms_hash64(key) & v->mask; e[h].key1; h = (h + 1) & v->mask)
 		if (e[h].key1 == key + 1)
 			return counts ? e[h].count : e[h].total;
 	return 0;
@@ -533,7 +485,7 @@ uint32_t vu_series_get(struct vu_series *s, const struct mms_view_env *env, uint
 	from_seq = mms_store_at(env->st, env->spark_from)->seq;
 	/* The row cache counts intervals by seq: only where the seqs have no gap. */
 	if (mms_store_at(env->st, env->spark_from + n - 1)->seq - from_seq == n - 1)
-		r = &s->rows[hash64(key * 2 + counts) & (ROW_SLOTS - 1)];
+		r = &s->rows[mms_hash64(key * 2 + counts) & (ROW_SLOTS - 1)];
 	hit = r && r->valid && r->key == key && r->counts == counts;
 	/*
 	 * A row new on screen reads one place in each interval's table, each

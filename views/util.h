@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mmscope/canvas.h"
+#include "mmscope/hash.h"
 #include "mmscope/query.h"
 #include "mmscope/view.h"
 
@@ -35,9 +36,7 @@ struct vu_agg {
 	size_t esz;
 	char *ents;
 	uint32_t n, cap;
-	uint64_t *hkeys;
-	uint32_t *hidx;		/* entry index + 1 */
-	uint32_t hcap;
+	struct mms_hash idx;	/* key -> entry index + 1 */
 };
 
 void vu_agg_init(struct vu_agg *a, size_t esz);

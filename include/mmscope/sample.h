@@ -15,20 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/*
- * Histogram slot i counts values v with floor(log2(v)) == i (v = 0 lands in
- * slot 0); the last slot also takes everything larger.  40 slots cover 1 ns
- * to ~9 minutes.
- */
-#define MMS_HIST_SLOTS 40
-
-struct mms_stat {
-	uint64_t count;
-	uint64_t total;
-	uint64_t min;
-	uint64_t max;
-	uint32_t hist[MMS_HIST_SLOTS];
-};
+#include "mmscope/hist.h"
 
 /* Contention flags as the kernel's lock:contention_begin reports them. */
 enum mms_lock_flags {
@@ -103,12 +90,8 @@ struct mms_metric_sample {
 	struct mms_stat stat;
 };
 
+/* struct mms_stat with mms_stat_add, _add_n, _merge and mms_hist_slot: mmscope/hist.h. */
 void mms_stat_init(struct mms_stat *s);
-void mms_stat_add(struct mms_stat *s, uint64_t value);
-/* Adds n values of the same size at once (n > 0). */
-void mms_stat_add_n(struct mms_stat *s, uint64_t value, uint64_t n);
-void mms_stat_merge(struct mms_stat *dst, const struct mms_stat *src);
-unsigned int mms_hist_slot(uint64_t value);
 /* Lower bound of a histogram slot. */
 uint64_t mms_hist_slot_low(unsigned int slot);
 /*

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <event-parse.h>
 
-#include "mm_agg.h"
+#include "mm_uagg.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/options.h"
 #include "mmscope/query.h"

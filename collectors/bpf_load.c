@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one way a BPF source loads (bpf_load.h): libbpf's print hook, the
+ * watch on its messages around a load or attach, and failures explained.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf_load.h"
+#include "mmscope/knobs.h"
+#include "mmscope/source.h"
+
+/* libbpf's messages outside a watched step: stderr under MMSCOPE_DEBUG, else nowhere. */
+static int debug_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int debug = mms_knobs()->debug;
+
+	if (!debug || (level == LIBBPF_DEBUG && debug < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void mms_bpf_load_init(void)
+{
+	libbpf_set_print(debug_print);
+}
+
+/*
+ * libbpf's messages while a source opens, loads or attaches: passed on to
+ * the print function set before (debug_print) and read for what a failure
+ * should say: libbpf's first complaint, the program that failed and the
+ * verifier's last word on it.
+ */
+static libbpf_print_fn_t log_prev;
+static bool log_on;
+static char log_first[256];
+static char log_prog[64];
+static char log_reason[160];
+
+/* Keeps the first complaint: later ones are usually its consequences. */
+static void log_keep_first(const char *msg)
+{
+	size_t n;
+
+	if (log_first[0])
+		return;
+	snprintf(log_first, sizeof(log_first), "%s", msg);
+	n = strlen(log_first);
+	while (n && (log_first[n - 1] == '\n' || log_first[n - 1] == ' '))
+		log_first[--n] = '\0';
+}
+
+/* The verifier's reason: the last line of its log before "processed N insns". */
+static void log_scan(const char *msg)
+{
+	const char *begin = strstr(msg, "-- BEGIN PROG LOAD LOG --");
+	const char *end, *line, *eol, *last = NULL, *last_end = NULL;
+
+	if (!strncmp(msg, "prog '", 6) && (begin || strstr(msg, "': failed to")))
+		snprintf(log_prog, sizeof(log_prog), "%.*s", (int)strcspn(msg + 6, "'"), msg + 6);
+	if (!begin)
+		return;
+	end = strstr(begin, "\nprocessed ");
+	if (!end)
+		end = strstr(begin, "-- END PROG LOAD LOG --");
+	if (!end)
+		end = begin + strlen(begin);
+	for (line = strchr(begin, '\n'); line && ++line < end; line = eol) {
+		eol = strchr(line, '\n');
+		if (!eol || eol > end)
+			eol = end;
+		if (eol > line) {
+			last = line;
+			last_end = eol;
+		}
+	}
+	if (last)
+		snprintf(log_reason, sizeof(log_reason), "%.*s", (int)(last_end - last), last);
+}
+
+static int log_keep(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	va_list aq;
+
+	va_copy(aq, ap);
+	if (level != LIBBPF_DEBUG && vasprintf(&msg, fmt, aq) >= 0) {
+		log_keep_first(msg);
+		log_scan(msg);
+	}
+	va_end(aq);
+	free(msg);
+	return log_prev ? log_prev(level, fmt, ap) : 0;
+}
+
+void mms_bpf_load_log_begin(void)
+{
+	log_first[0] = 0;
+	log_prog[0] = 0;
+	log_reason[0] = 0;
+	if (log_on)
+		return;
+	log_prev = libbpf_set_print(log_keep);
+	log_on = true;
+}
+
+void mms_bpf_load_log_end(void)
+{
+	if (!log_on)
+		return;
+	libbpf_set_print(log_prev);
+	log_on = false;
+}
+
+const char *mms_bpf_load_log_first(void)
+{
+	return log_first;
+}
+
+int mms_bpf_load_fail(struct mms_source *src, int err, const char *what)
+{
+	const char *prog = log_prog[0] ? ", program " : "";
+	char hint[320] = "";
+
+	if (log_reason[0])
+		snprintf(hint, sizeof(hint), " (the verifier rejected %s%s: \"%s\"; "
+			 "MMSCOPE_DEBUG=1 shows its log)", log_prog[0] ? "program " : "a program",
+			 log_prog, log_reason);
+	else if ((err == -EPERM || err == -EACCES) && geteuid())
+		snprintf(hint, sizeof(hint), " (needs CAP_BPF and CAP_PERFMON: run as root, or "
+			 "replay a recording)");
+	else if (err == -EPERM || err == -EACCES)
+		snprintf(hint, sizeof(hint), " (refused by the kernel's BPF policy%s%s)", prog,
+			 log_prog);
+	else if (err == -ENOENT || err == -ESRCH)
+		snprintf(hint, sizeof(hint), " (a kernel function or tracepoint it needs is "
+			 "missing%s%s)", prog, log_prog);
+	else if (err == -EINVAL)
+		snprintf(hint, sizeof(hint), " (rejected: kernel too old or different%s%s)", prog,
+			 log_prog);
+	else if (log_prog[0])
+		snprintf(hint, sizeof(hint), " (program %s)", log_prog);
+	log_prog[0] = 0;
+	log_reason[0] = 0;
+	return mms_source_fail(src, err, "%s: %s failed: %s%s", src->ops->name, what,
+			       strerror(-err), hint);
+}
+
+int mms_bpf_load(struct mms_source *src, struct bpf_object_skeleton *skel, const char *what)
+{
+	int err;
+
+	mms_bpf_load_log_begin();
+	err = bpf_object__load_skeleton(skel);
+	mms_bpf_load_log_end();
+	return err ? mms_bpf_load_fail(src, err, what) : 0;
+}
+
+int mms_bpf_load_attach(struct mms_source *src, struct bpf_object_skeleton *skel,
+			const char *what)
+{
+	int err;
+
+	mms_bpf_load_log_begin();
+	err = bpf_object__attach_skeleton(skel);
+	mms_bpf_load_log_end();
+	if (!err)
+		return 0;
+	bpf_object__detach_skeleton(skel);
+	return mms_bpf_load_fail(src, err, what);
+}
+
+int mms_bpf_load_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel,
+			    const char *what)
+{
+	bool loaded = false;
+	char buf[160];
+	int err;
+
+	mms_bpf_load_log_begin();
+	err = bpf_object__load_skeleton(skel);
+	if (!err) {
+		loaded = true;
+		err = bpf_object__attach_skeleton(skel);
+		bpf_object__detach_skeleton(skel);
+	}
+	mms_bpf_load_log_end();
+	if (!err)
+		return 0;
+	/* As root and not the verifier's doing: the kernel does not allow fentry at all. */
+	if (err == -EPERM && !geteuid() && !log_reason[0]) {
+		log_prog[0] = 0;
+		return mms_source_fail(src, err, "%s: fentry/fexit not permitted by this kernel "
+				       "(EPERM when %s %s)", src->ops->name,
+				       loaded ? "attaching to" : "loading programs for", what);
+	}
+	snprintf(buf, sizeof(buf), "%s %s", loaded ? "attaching fentry/fexit to" :
+		 "loading fentry/fexit on", what);
+	return mms_bpf_load_fail(src, err, buf);
+}
