@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "mmscope/canvas.h"
-#include "mmscope/session.h"
+#include "mmscope/status.h"
 #include "mmscope/store.h"
 
 /* What the tables sum over, ending at the interval shown. */
