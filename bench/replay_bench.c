@@ -17,10 +17,10 @@
  * seek: opens the file (every block read and checked, as `replay` does),
  * then seeks back and forth far enough that every seek lands outside the
  * store's window (600 intervals, the default): the slow path, not the step
- * forward.  A seek commits the new window's intervals undecoded, and the
- * Locks view, updated and drawn after it, decodes the ones it reads (the
- * shown interval and the sparklines' minute): seek_frame is when the user
- * sees the new position.  One line, wall and CPU milliseconds:
+ * forward.  A seek commits the new window's intervals undecoded; what the
+ * Locks view reads (the shown interval and the sparklines' minute) is loaded
+ * before it is updated and drawn, as the TUI does: seek_frame is when the
+ * user sees the new position.  One line, wall and CPU milliseconds:
  *
  *   open_ms=120.1 seek_p50_ms=30.2 seek_max_ms=35.0 seek_frame_p50_ms=31.0 ...
  */
@@ -292,7 +292,7 @@ static int cmd_seek(const char *path, int seeks)
 	struct mms_options opts;
 	void *priv = NULL;
 	double t0, open_ms, w0, c0;
-	uint32_t count, half;
+	uint32_t count, half, lo, hi;
 	char err[512] = "";
 	int e;
 
@@ -336,6 +336,8 @@ static int cmd_seek(const char *path, int seeks)
 		wall[i] = now(CLOCK_MONOTONIC) - w0;
 		cpu[i] = now(CLOCK_THREAD_CPUTIME_ID) - c0;
 		mms_view_env_init(&env, st, -1, MMS_RANGE_INTERVAL);
+		if (mms_view_span(v, &env, &lo, &hi))
+			mms_store_load(st, lo, hi);
 		v->update(priv, &env);
 		mms_canvas_clear(c);
 		v->draw(priv, &env, c, 4, 55);

@@ -10,6 +10,7 @@
 
 #include "mmscope/options.h"
 #include "mmscope/query.h"
+#include "mmscope/session.h"
 
 /* Exit codes users can script against. */
 enum {
@@ -85,11 +86,6 @@ struct mms_compare;
 int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c);
 
 /*
- * Checks CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); prints what is missing
- * and what to do instead.  Returns 0 or MMS_EXIT_NOPERM.
- */
-int mms_require_privileges(const char *what);
-/*
  * --openmetrics DIR for a live command: adds the metrics file's tap to s (nothing when the
  * option was not given); 0, or -errno with the message printed.  _end prints what went
  * wrong while writing, if anything, and frees it: after mms_session_destroy().
@@ -104,5 +100,19 @@ void mms_cli_openmetrics_end(struct mms_openmetrics *om);
  * output uses: messages carry paths, names and strings from recordings.
  */
 void mms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A live command may run here (mms_privileges_check): 0, or MMS_EXIT_NOPERM
+ * with what is missing and what to do instead printed.
+ */
+static inline int mms_cli_require_privileges(const char *what)
+{
+	char why[512];
+
+	if (!mms_privileges_check(what, why, sizeof(why)))
+		return 0;
+	mms_cli_error("%s", why);
+	return MMS_EXIT_NOPERM;
+}
 
 #endif

@@ -29,7 +29,7 @@ int mms_cmd_check(struct mms_cli *cli)
 	err = mms_tracefs_ensure();
 	if (err)
 		printf("tracefs: not mounted and cannot mount it: %s\n", strerror(-err));
-	if (mms_require_privileges("checking live sources"))
+	if (mms_cli_require_privileges("checking live sources"))
 		return MMS_EXIT_NOPERM;
 	printf("%-22s %-11s %-10s %s\n", "metric", "backend", "status", "source / reason");
 	for (int f = 0; f < MMS_FAM_NR; f++) {

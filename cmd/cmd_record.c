@@ -347,7 +347,7 @@ int mms_cmd_record(struct mms_cli *cli)
 		}
 		mms_score_rx_free(&rx);
 	}
-	ret = mms_require_privileges("record");
+	ret = mms_cli_require_privileges("record");
 	if (ret)
 		return ret;
 	if (cli->runs)

@@ -91,7 +91,7 @@ static int report_live(struct mms_cli *cli)
 	int ret = MMS_EXIT_FAIL, e;
 	struct stat sb;
 
-	ret = mms_require_privileges("report (live)");
+	ret = mms_cli_require_privileges("report (live)");
 	if (ret)
 		return ret;
 	ret = MMS_EXIT_FAIL;

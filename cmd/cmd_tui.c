@@ -103,7 +103,7 @@ int mms_cmd_tui(struct mms_cli *cli)
 	char err[768] = "", msg[300] = "", gone[300] = "";
 	int ret = MMS_EXIT_FAIL, e, status;
 
-	if (mms_require_privileges("the live TUI"))
+	if (mms_cli_require_privileges("the live TUI"))
 		return MMS_EXIT_NOPERM;
 	setlocale(LC_ALL, "");
 	/* Before the session: a launched command must inherit the redirected fds. */

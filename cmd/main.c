@@ -11,9 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/capability.h>
 
 #include "mmscope/openmetrics.h"
 #include "cli.h"
@@ -623,31 +621,6 @@ void mms_cli_openmetrics_end(struct mms_openmetrics *om)
 		mms_cli_error("%s (%lu files written before)",
 			mms_openmetrics_error(om), mms_openmetrics_writes(om));
 	mms_openmetrics_destroy(om);
-}
-
-int mms_require_privileges(const char *what)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	uint64_t eff;
-	bool bpf, perfmon, admin;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return 0;	/* cannot tell: let the kernel say no */
-	eff = data[0].effective | ((uint64_t)data[1].effective << 32);
-	admin = eff & (1ULL << CAP_SYS_ADMIN);
-	bpf = admin || (eff & (1ULL << CAP_BPF));
-	perfmon = admin || (eff & (1ULL << CAP_PERFMON));
-	if (bpf && perfmon)
-		return 0;
-	fprintf(stderr,
-		"mmscope: %s needs %s%s%s (or root): BPF programs and kernel tracepoints are "
-		"privileged.\n"
-		"  Run it as root (sudo mmscope ...), or work on a recording without privileges:\n"
-		"  mmscope replay FILE, mmscope report FILE (a demo: examples/demo.mmscope).\n",
-		what, bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
-		perfmon ? "" : "CAP_PERFMON");
-	return MMS_EXIT_NOPERM;
 }
 
 static int run(struct mms_cli *cli)

@@ -637,15 +637,7 @@ uint32_t mms_store_count(const struct mms_store *st)
 
 const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx)
 {
-	struct mms_interval *iv;
-
-	if (idx >= st->count)
-		return NULL;
-	iv = store_ring_at(st, idx);
-	/* Filling adds what the interval always stood for: readers see no change. */
-	if (store_held(iv)->deferred)
-		store_fill((struct mms_store *)st, store_held(iv));
-	return iv;
+	return idx < st->count ? store_ring_at(st, idx) : NULL;
 }
 
 const struct mms_interval *mms_store_latest(const struct mms_store *st)

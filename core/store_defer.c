@@ -5,9 +5,10 @@
  *
  * A seek rewinds the store, keeping its interned tables and the filled
  * intervals of the new window, then commits the rest deferred: times and
- * row counts only.  The first reader of a deferred interval has the loader
- * add its rows through a second builder, with the same merging, row limit
- * and marking of entries as a normal commit, so readers cannot tell.
+ * row counts only.  mms_store_load(), asked for before reading, has the
+ * loader add a deferred interval's rows through a second builder, with the
+ * same merging, row limit and marking of entries as a normal commit, so
+ * readers cannot tell once it is loaded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -182,13 +183,43 @@ void store_fill(struct mms_store *st, struct held *h)
 	st->iv_bytes += h->bytes;
 }
 
+uint32_t mms_store_load(struct mms_store *st, uint32_t from, uint32_t to)
+{
+	uint32_t filled = 0;
+
+	if (st->filling)
+		return 0;	/* load() must not read intervals */
+	if (to >= st->count)
+		to = st->count - 1;
+	for (uint32_t i = from; st->nr_deferred && st->count && i <= to; i++) {
+		struct held *h = store_held(store_ring_at(st, i));
+
+		/* Filling adds what the interval always stood for: readers see no change. */
+		if (h->deferred) {
+			store_fill(st, h);
+			filled++;
+		}
+	}
+	return filled;
+}
+
+bool mms_store_loaded(const struct mms_store *st, uint32_t from, uint32_t to)
+{
+	if (to >= st->count)
+		to = st->count - 1;
+	for (uint32_t i = from; st->nr_deferred && st->count && i <= to; i++)
+		if (store_held(store_ring_at(st, i))->deferred)
+			return false;
+	return true;
+}
+
 bool mms_store_set_loader(struct mms_store *st, const struct mms_store_loader *l)
 {
 	if (l && st->has_loader && st->loader.load == l->load && st->loader.ctx == l->ctx)
 		return false;
 	/* What the previous loader deferred, only it can fill. */
-	for (uint32_t i = 0; st->nr_deferred && i < st->count; i++)
-		mms_store_at(st, i);
+	if (st->count)
+		mms_store_load(st, 0, st->count - 1);
 	if (st->has_loader && st->loader.release)
 		st->loader.release(st->loader.ctx);
 	st->has_loader = l != NULL;

@@ -209,9 +209,13 @@ void tui_env_refresh(struct tui *t)
 /* Updates the active view when something changed since it last looked; then draws. */
 static int render(struct tui *t)
 {
+	uint32_t from, to;
 	int err;
 
 	tui_env_refresh(t);
+	/* After a replay seek: what the view and the header read, before they read it. */
+	if (mms_view_span(t->views[t->active], &t->env, &from, &to))
+		mms_store_load(t->st, from, to);
 	if (t->view_gen[t->active] != t->gen) {
 		err = t->views[t->active]->update(t->priv[t->active], &t->env);
 		if (err)

@@ -171,4 +171,5 @@ const struct mms_view mms_view_rmap = {
 	.update = view_update,
 	.draw = view_draw,
 	.list = view_table,
+	.whole_history = true,	/* which source there was: vu_metric_seen() */
 };

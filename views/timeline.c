@@ -280,4 +280,5 @@ const struct mms_view mms_view_timeline = {
 	.update = view_update,
 	.draw = view_draw,
 	.list = view_table,
+	.whole_history = true,	/* the sparklines span the window */
 };

@@ -73,6 +73,16 @@ void mms_view_env_init(struct mms_view_env *env, const struct mms_store *st, int
 	env->secs = ns ? (double)ns / 1e9 : 1.0;
 }
 
+bool mms_view_span(const struct mms_view *v, const struct mms_view_env *env, uint32_t *from,
+		   uint32_t *to)
+{
+	if (!env->valid)
+		return false;
+	*from = v->whole_history ? 0 : env->spark_from < env->from ? env->spark_from : env->from;
+	*to = v->whole_history ? mms_store_count(env->st) - 1 : env->cur;
+	return true;
+}
+
 void mms_list_layout(struct mms_list *t, int width)
 {
 	int fixed = 0, flex = -1, gaps, avail;

@@ -8,7 +8,7 @@
  * so a series keeps its identity across restarts and hosts; each family keeps at most
  * MMS_OM_MAX_SERIES series and sums the rest under the label value "other".
  *
- * A tap like the recorder (cmd/session_record.c adds it for record, report and the TUI);
+ * A tap like the recorder (session/session_record.c adds it for record, report and the TUI);
  * it reads only the committed interval and the store's names.
  */
 #ifndef MMSCOPE_OPENMETRICS_H
@@ -40,10 +40,5 @@ const char *mms_openmetrics_error(const struct mms_openmetrics *om);
 /* Files written so far. */
 unsigned long mms_openmetrics_writes(const struct mms_openmetrics *om);
 void mms_openmetrics_destroy(struct mms_openmetrics *om);
-
-/* A session's tap (cmd/session_record.c): creates the file's writer for DIR and adds it. */
-struct mms_session;
-int mms_openmetrics_add_tap(struct mms_session *s, const char *dir,
-			    struct mms_openmetrics **out, char *errbuf, size_t errlen);
 
 #endif

@@ -172,14 +172,6 @@ uint64_t mms_recorder_intervals(const struct mms_recorder *r);
 uint64_t mms_recorder_bytes(const struct mms_recorder *r);
 const char *mms_recorder_path(const struct mms_recorder *r);
 
-/* Session glue (cmd/session_record.c, in the session library). */
-struct mms_session;
-/* Fills the header from the session (host, kernel, target, sources, options, argv). */
-int mms_recorder_create_session(const char *path, struct mms_session *s, unsigned int flags,
-				struct mms_recorder **out, char *errbuf, size_t errlen);
-/* A mms_tap_fn: ctx is the recorder.  Errors stay in mms_recorder_error(). */
-void mms_recorder_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv);
-
 /* ---- Reading ---- */
 
 struct mms_recording;

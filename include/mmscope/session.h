@@ -17,25 +17,10 @@
 
 #include "mmscope/options.h"
 #include "mmscope/source.h"
+#include "mmscope/status.h"
 #include "mmscope/store.h"
 
 struct mms_session;
-
-/* What each family ended up with, for headers, `check` and reports. */
-struct mms_family_status {
-	const char *source;	/* ops->name of the source in use, or NULL */
-	const char *backend;	/* "bpf", "perf", "inferred" ... or NULL */
-	/*
-	 * When none: why (every candidate's reason).  With a source: what it
-	 * cannot measure on this kernel (its note), "" when nothing.
-	 */
-	char why[256];
-	/*
-	 * Its source failed while running (a drain error): why, "" while it
-	 * works.  The session stops draining it; the other sources go on.
-	 */
-	char failed[256];
-};
 
 /* Called after every commit with the interval just committed. */
 typedef void (*mms_tap_fn)(void *ctx, struct mms_session *s, const struct mms_interval *iv);
@@ -46,13 +31,6 @@ enum mms_session_event {
 	MMS_EV_QUIT,		/* SIGINT/SIGTERM/SIGHUP, or --duration reached */
 	MMS_EV_RESIZE,		/* SIGWINCH (and nothing else: see mms_session_take_winch) */
 	MMS_EV_TARGET_GONE,	/* the followed process (or command) ended */
-};
-
-struct mms_session_info {
-	char host[72];
-	char kernel[136];
-	char target[128];	/* "system", "pid 42 (stress-ng)", "cmd: sleep 1" */
-	uint64_t start_ns;	/* CLOCK_REALTIME */
 };
 
 int mms_session_create(const struct mms_options *opts, struct mms_session **out);
@@ -111,5 +89,32 @@ int mms_session_child_status(const struct mms_session *s);
 bool mms_session_target_gone(const struct mms_session *s, char *buf, size_t len);
 /* Total lost events per reason since start. */
 const uint64_t *mms_session_lost(const struct mms_session *s);
+
+
+/*
+ * Taps that write files (session/session_record.c).  A recording: its header
+ * from the session (host, kernel, target, sources, options, argv), then
+ * mms_recorder_tap (ctx: the recorder; errors stay in mms_recorder_error()).
+ * The --openmetrics file: creates its writer for DIR and adds the tap.
+ */
+struct mms_recorder;
+struct mms_openmetrics;
+int mms_recorder_create_session(const char *path, struct mms_session *s, unsigned int flags,
+				struct mms_recorder **out, char *errbuf, size_t errlen);
+void mms_recorder_tap(void *ctx, struct mms_session *s, const struct mms_interval *iv);
+int mms_openmetrics_add_tap(struct mms_session *s, const char *dir,
+			    struct mms_openmetrics **out, char *errbuf, size_t errlen);
+
+/*
+ * Privileges (session/privileges.c).  _check: may this process run a live
+ * session (CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN)?  0, or -EPERM with what
+ * is missing and what to do instead in errbuf.  _drop: gives up all but what
+ * the rest of a run needs, fails closed (mms_session_start() calls it).
+ * _before_exec: in a launched command's child, so it inherits no ambient
+ * capabilities.
+ */
+int mms_privileges_check(const char *what, char *errbuf, size_t errlen);
+int mms_privileges_drop(char *errbuf, size_t errlen);
+void mms_privileges_before_exec(void);
 
 #endif

@@ -141,11 +141,12 @@ void mms_store_reset(struct mms_store *st, uint64_t next_seq);
 
 /*
  * Deferred intervals, for replay seeking: an interval committed with its
- * times and row counts only, whose rows the store has its loader add the
- * first time mms_store_at() or mms_store_latest() hands it out.  A seek then
- * costs what the views look at (one interval and the sparkline minute), not
- * the whole window.  Readers cannot tell: the rows are those load() adds,
- * merged and counted exactly as for a normal commit.
+ * times and row counts only, whose rows the store has its loader add when
+ * mms_store_load() is asked for it.  Whoever reads after a seek (the TUI,
+ * before it draws) loads what it is about to read, so a seek costs what the
+ * views look at (one interval and the sparkline minute), not the whole
+ * window, and reading never writes.  Loaded, readers cannot tell: the rows
+ * are those load() adds, merged and counted exactly as for a normal commit.
  */
 struct mms_store_loader {
 	/*
@@ -195,8 +196,19 @@ void mms_store_rewind(struct mms_store *st, uint64_t next_seq, uint64_t keep_to)
 uint64_t mms_store_id_gen(const struct mms_store *st);
 
 /*
- * Committed history, oldest first: index 0 .. count-1.  Getting a deferred
- * interval fills it (pointers got before stay valid).
+ * Has the loader add the rows of every deferred interval with an index in
+ * [from, to] (to clamped to the last); pointers got before stay valid.  An
+ * interval the loader fails on stays empty with its rows counted lost
+ * (MMS_LOST_STORE).  Returns how many intervals were filled.
+ */
+uint32_t mms_store_load(struct mms_store *st, uint32_t from, uint32_t to);
+/* True when no interval in [from, to] waits for mms_store_load(). */
+bool mms_store_loaded(const struct mms_store *st, uint32_t from, uint32_t to);
+
+/*
+ * Committed history, oldest first: index 0 .. count-1.  Reading never
+ * writes: a deferred interval not yet loaded has its times, flags and seq
+ * but no rows.
  */
 uint32_t mms_store_count(const struct mms_store *st);
 const struct mms_interval *mms_store_at(const struct mms_store *st, uint32_t idx);

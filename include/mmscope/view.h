@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "mmscope/canvas.h"
-#include "mmscope/session.h"
+#include "mmscope/status.h"
 #include "mmscope/store.h"
 
 /* What the tables sum over, ending at the interval shown. */
@@ -125,7 +125,17 @@ struct mms_view {
 	bool (*enter)(void *priv, struct mms_focus *out);
 	/* A drill-in arrives (only for views that accept one). */
 	void (*focus)(void *priv, const struct mms_focus *f);
+	/* Reads every interval the store holds, not only the range and its minute. */
+	bool whole_history;
 };
+
+/*
+ * The intervals v reads to update and draw for env, the header's included:
+ * store indexes [*from, *to]; false when there are none.  Deferred intervals
+ * among them must be loaded first (mms_store_load(): the TUI does it).
+ */
+bool mms_view_span(const struct mms_view *v, const struct mms_view_env *env, uint32_t *from,
+		   uint32_t *to);
 
 /*
  * Every view in tab order, NULL-terminated (views/registry.c).  A drill-in

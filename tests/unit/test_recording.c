@@ -895,6 +895,13 @@ static void test_replay_seek(void **state)
 	assert_int_equal(mms_store_count(st), 4);
 	assert_int_equal(mms_store_latest(st)->seq, 7);
 	assert_int_equal(mms_store_at(st, 0)->seq, 4);
+	/* A seek defers the rows: read before a load, an interval has none, and stays so. */
+	assert_false(mms_store_loaded(st, 3, 3));
+	assert_int_equal(mms_store_latest(st)->n_locks, 0);
+	assert_false(mms_store_loaded(st, 3, 3));
+	assert_int_equal(mms_store_load(st, 3, 3), 1);
+	assert_true(mms_store_loaded(st, 3, 3));
+	assert_false(mms_store_loaded(st, 0, 3));
 	d = dump(st, mms_store_latest(st));
 	assert_string_equal(d, w.dumps[7]);
 	free(d);
@@ -902,12 +909,14 @@ static void test_replay_seek(void **state)
 	assert_int_equal(mms_replay_seek(src, st, 2), 0);
 	assert_int_equal(mms_store_count(st), 3);
 	assert_int_equal(mms_replay_pos(src), 3);
+	mms_store_load(st, 0, 0);
 	d = dump(st, mms_store_at(st, 0));
 	assert_string_equal(d, w.dumps[0]);
 	free(d);
 	/* By time: the interval covering it. */
 	assert_int_equal(mms_replay_seek_time(src, st, T0 + 5000000000ULL + 10), 0);
 	assert_int_equal(mms_store_latest(st)->seq, 5);
+	mms_store_load(st, 0, mms_store_count(st) - 1);
 	d = dump(st, mms_store_latest(st));
 	assert_string_equal(d, w.dumps[5]);
 	free(d);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -18,7 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
 
 #include "mmscope/collectors.h"
 #include "mmscope/session.h"
@@ -145,12 +143,7 @@ static int launch(struct mms_session *s, char *errbuf, size_t errlen)
 		/* Wait for the go byte; EOF means the parent gave up. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		/*
-		 * Started with ambient capabilities (not as root), mmscope must not
-		 * hand CAP_BPF and CAP_PERFMON on to the workload: it gets what its
-		 * uid gives it.
-		 */
-		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+		mms_privileges_before_exec();
 		execvp(s->opts.cmd[0], s->opts.cmd);
 		e = errno;
 		n = write(report[1], &e, sizeof(e));
@@ -287,91 +280,6 @@ static int arm_timer(struct mms_session *s)
 	return timerfd_settime(s->timer_fd, 0, &its, NULL) ? -errno : 0;
 }
 
-/*
- * What a live session still needs once its sources are attached: CAP_CHOWN
- * and CAP_DAC_OVERRIDE for files made later (a recording started in the TUI,
- * `report -o`, in the invoking user's directory and chowned to SUDO_UID), and
- * CAP_KILL to stop a launched command that changed its uid.  Nothing else:
- * BPF maps are read and written through descriptors we hold (since 6.0 only
- * BPF_PROG_LOAD and BPF_MAP_CREATE check CAP_BPF), perf rings are mapped,
- * kallsyms is read, tracefs is not touched again.  docs/SECURITY.md.
- */
-#define KEEP_CAPS ((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_KILL))
-
-/*
- * Drops every other capability, from the bounding set too, and sets
- * no_new_privs, so a bug in what parses kernel data cannot load programs or
- * modules, trace or ptrace others, mount, or regain anything through exec.
- * The uid stays: the files above and the launched command need it.  A
- * process without these privileges has nothing to drop; any other failure
- * stops the session before the first interval (fails closed): running on
- * with CAP_DAC_OVERRIDE and friends after a failed drop is what the drop is
- * there to prevent.
- */
-static int drop_privileges(char *errbuf, size_t errlen)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	const char *what;
-	int err;
-
-	mms_collectors_ksyms();	/* kallsyms shows 0 addresses once CAP_SYSLOG is gone */
-	if (syscall(SYS_capget, &hdr, data)) {
-		what = "capget";
-		goto err;
-	}
-	if (!((data[0].permitted | (uint64_t)data[1].permitted << 32) & ~KEEP_CAPS))
-		return 0;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		what = "prctl(PR_SET_NO_NEW_PRIVS)";
-		goto err;
-	}
-	/*
-	 * Emptying the bounding set needs CAP_SETPCAP.  Root without it (a
-	 * reduced bounding set) fails closed below.  A non-root process started
-	 * with ambient capabilities never has it, and there the bounding set
-	 * only limits what an exec could give, which no_new_privs above already
-	 * forbids: it is left as it is.
-	 */
-	bool root = !getuid() || !geteuid();
-	bool setpcap = data[0].effective & (1U << CAP_SETPCAP);
-
-	for (int cap = 0; (root || setpcap) && cap < 64; cap++) {
-		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
-
-		if (in < 0 && errno == EINVAL)
-			break;	/* past the last capability this kernel knows */
-		/* Only what is there: dropping needs CAP_SETPCAP even for an absent one. */
-		if (in > 0 && !(KEEP_CAPS & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) {
-			what = "prctl(PR_CAPBSET_DROP)";
-			goto err;
-		}
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)) {
-		what = "prctl(PR_CAP_AMBIENT_CLEAR_ALL)";
-		goto err;
-	}
-	for (int i = 0; i < 2; i++) {
-		uint32_t keep = (uint32_t)(KEEP_CAPS >> (32 * i));
-
-		data[i].effective &= keep;
-		data[i].permitted &= keep;
-		data[i].inheritable = 0;
-	}
-	if (syscall(SYS_capset, &hdr, data)) {
-		what = "capset";
-		goto err;
-	}
-	return 0;
-err:
-	err = -errno;
-	snprintf(errbuf, errlen, "cannot give up privileges after attaching (%s: %s), so "
-		 "mmscope stops before collecting anything; it needs CAP_SETPCAP to drop "
-		 "capabilities from its bounding set: run it as plain root, not under a reduced "
-		 "bounding set or a seccomp filter that refuses these calls", what, strerror(-err));
-	return err;
-}
-
 int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 {
 	int err;
@@ -383,8 +291,12 @@ int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 		if (err)
 			return err;
 	}
-	/* Before the first interval and before the command runs: nothing seen yet. */
-	err = drop_privileges(errbuf, errlen);
+	/*
+	 * Before the first interval and before the command runs: nothing seen
+	 * yet.  Symbols first: kallsyms shows 0 addresses once CAP_SYSLOG is gone.
+	 */
+	mms_collectors_ksyms();
+	err = mms_privileges_drop(errbuf, errlen);
 	if (err)
 		return err;
 	s->iv_start_mono = now_ns(CLOCK_MONOTONIC);
