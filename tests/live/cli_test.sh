@@ -163,12 +163,12 @@ PY
 # of two threads, each with a stack walk that took time.
 MMSCOPE_SELF_COST=1 expect_rc 0 "MMSCOPE_SELF_COST report" "$mms" report --duration 2 \
 	--vma-source off --rmap-source off -- "$churn" -t 2 -s 2
-expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=[1-9][0-9]{2,} name=[0-9]+ cached=[0-9]+ cached_stack=[0-9]+$' \
+expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=[1-9][0-9]{2,} name=[0-9]+ cached=[0-9]+ cached_stack=[0-9]+ wait_lock=1$' \
 	"MMSCOPE_SELF_COST: rwsem:W waits with their stack walk's time"
 # A report that shows no caller takes no stacks (and still names the lock).
 MMSCOPE_SELF_COST=1 expect_rc 0 "report --by lock, no stacks" "$mms" report --duration 2 \
 	--by lock --vma-source off --rmap-source off -- "$churn" -t 2 -s 2
-expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=0 name=[0-9]+ cached=0 cached_stack=0$' \
+expect_err '^self-cost: contention_begin type=rwsem:W waits=[1-9][0-9]* ns_per_wait=[1-9][0-9]* drain=[0-9]+ stack=0 name=[0-9]+ cached=0 cached_stack=0 wait_lock=1$' \
 	"report --by lock: rwsem:W waits without a stack walk"
 expect_out '^ +[0-9]+ .* rwsem +mmap_lock \([0-9]+ mmap_churn\)' "report --by lock: mmap_lock named"
 
