@@ -6,6 +6,8 @@ import signal
 import subprocess
 import time
 
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 class RunError(Exception):
     pass
@@ -40,6 +42,17 @@ def fsize(path):
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def peer_perf():
+    """The peer's perf binary (`perf lock contention -b`, bench/perf-peer): built once into
+    the cache, about 5 minutes the first time."""
+    r = subprocess.run([os.path.join(TOP, 'bench', 'perf-peer')], capture_output=True,
+                       text=True)
+    if r.returncode or not r.stdout.strip():
+        raise RunError('bench/perf-peer could not build perf lock contention -b: ' +
+                       (r.stderr.strip()[-800:] or f'exit {r.returncode}'))
+    return r.stdout.strip().splitlines()[-1]
 
 
 def tail(path, n=6):
