@@ -304,6 +304,7 @@ int mms_recording_feed(struct mms_recording *rec, struct mms_store *st, uint32_t
 		if (!mms_store_begin(st, v.meta.start_ns))
 			return -EBUSY;
 	}
+	mms_store_reserve(st, v.meta.n_locks, v.meta.n_metrics);
 	err = feed_rows(rec, st, &v, idx);
 	if (err) {
 		mms_store_abort(st);

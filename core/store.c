@@ -345,11 +345,18 @@ static uint32_t *idx_slot(struct row_index *ix, const void *rows, size_t row_siz
 	return &ix->slots[i];
 }
 
-static int idx_grow(struct row_index *ix, const void *rows, size_t row_size, size_t key_len,
-		    uint32_t nr)
+/* Rebuilds the index with at least twice as many slots as want rows (a power of two). */
+static int idx_fit(struct row_index *ix, const void *rows, size_t row_size, size_t key_len,
+		   uint32_t nr, uint32_t want)
 {
-	uint32_t n = ix->nslots ? ix->nslots * 2 : 256;
-	struct row_index nix = { .slots = calloc(n, sizeof(uint32_t)), .nslots = n };
+	uint32_t n = ix->nslots ? ix->nslots : 256;
+	struct row_index nix;
+
+	while ((uint64_t)want * 2 > n && n < (1u << 31))
+		n *= 2;
+	if (n == ix->nslots)
+		return 0;
+	nix = (struct row_index){ .slots = calloc(n, sizeof(uint32_t)), .nslots = n };
 
 	if (!nix.slots)
 		return -ENOMEM;
@@ -372,7 +379,7 @@ static int add_row(struct mms_store *st, struct builder *b, void **rows, uint32_
 
 	if (!b->open)
 		return -EINVAL;
-	if ((*nr + 1) * 2 > ix->nslots && idx_grow(ix, *rows, row_size, key_len, *nr))
+	if ((*nr + 1) * 2 > ix->nslots && idx_fit(ix, *rows, row_size, key_len, *nr, *nr + 1))
 		return -ENOMEM;
 	slot = idx_slot(ix, *rows, row_size, row, key_len);
 	if (*slot) {
@@ -397,6 +404,44 @@ static int add_row(struct mms_store *st, struct builder *b, void **rows, uint32_
 	*slot = ++*nr;
 	*stat_out = NULL;
 	return 0;
+}
+
+/*
+ * Sizes a builder's row arrays and indexes for the rows to come (at most
+ * max_rows in all): one allocation per interval instead of a chain of copies
+ * as they double, and no copy when the interval closes.  A failure leaves
+ * them as they were; add_row grows them then.
+ */
+void store_builder_reserve(struct mms_store *st, struct builder *b, uint32_t n_locks,
+			   uint32_t n_metrics)
+{
+	uint32_t room = st->opts.max_rows;
+	void *p;
+
+	n_locks = n_locks < room ? n_locks : room;
+	room -= n_locks;
+	n_metrics = n_metrics < room ? n_metrics : room;
+	if (n_locks > b->cap_locks && (p = realloc(b->iv.locks, n_locks * sizeof(*b->iv.locks)))) {
+		b->iv.locks = p;
+		b->cap_locks = n_locks;
+	}
+	if (n_metrics > b->cap_metrics &&
+	    (p = realloc(b->iv.metrics, n_metrics * sizeof(*b->iv.metrics)))) {
+		b->iv.metrics = p;
+		b->cap_metrics = n_metrics;
+	}
+	idx_fit(&b->lock_idx, b->iv.locks, sizeof(*b->iv.locks),
+		offsetof(struct mms_lock_sample, wait), b->iv.n_locks, n_locks);
+	idx_fit(&b->metric_idx, b->iv.metrics, sizeof(*b->iv.metrics),
+		offsetof(struct mms_metric_sample, stat), b->iv.n_metrics, n_metrics);
+}
+
+void mms_store_reserve(struct mms_store *st, uint32_t n_locks, uint32_t n_metrics)
+{
+	struct builder *b = cur_b(st);
+
+	if (b->open)
+		store_builder_reserve(st, b, n_locks, n_metrics);
 }
 
 int mms_store_add_lock(struct mms_store *st, const struct mms_lock_sample *s)
@@ -517,14 +562,19 @@ int store_builder_take(struct builder *b, struct mms_interval *iv)
 	struct mms_metric_sample *metrics = NULL;
 
 	/* realloc to a smaller size does not fail in practice; be safe anyway. */
-	if (b->iv.n_locks) {
+	/* Reserved rows fit exactly: no realloc (which copies under a sanitizer). */
+	if (b->iv.n_locks && b->iv.n_locks == b->cap_locks) {
+		locks = b->iv.locks;
+	} else if (b->iv.n_locks) {
 		locks = realloc(b->iv.locks, b->iv.n_locks * sizeof(*locks));
 		if (!locks)
 			return -ENOMEM;
 		b->iv.locks = locks;
 		b->cap_locks = b->iv.n_locks;
 	}
-	if (b->iv.n_metrics) {
+	if (b->iv.n_metrics && b->iv.n_metrics == b->cap_metrics) {
+		metrics = b->iv.metrics;
+	} else if (b->iv.n_metrics) {
 		metrics = realloc(b->iv.metrics, b->iv.n_metrics * sizeof(*metrics));
 		if (!metrics)
 			return -ENOMEM;

@@ -141,22 +141,6 @@ int mms_store_commit_deferred(struct mms_store *st, const struct mms_deferred_iv
 	return 0;
 }
 
-/* Sizes the row arrays for what is to come: no copies while they grow. */
-static void builder_reserve(struct builder *b, uint32_t n_locks, uint32_t n_metrics)
-{
-	void *p;
-
-	if (n_locks > b->cap_locks && (p = realloc(b->iv.locks, n_locks * sizeof(*b->iv.locks)))) {
-		b->iv.locks = p;
-		b->cap_locks = n_locks;
-	}
-	if (n_metrics > b->cap_metrics &&
-	    (p = realloc(b->iv.metrics, n_metrics * sizeof(*b->iv.metrics)))) {
-		b->iv.metrics = p;
-		b->cap_metrics = n_metrics;
-	}
-}
-
 void store_fill(struct mms_store *st, struct held *h)
 {
 	struct builder *b = &st->fb;
@@ -167,7 +151,7 @@ void store_fill(struct mms_store *st, struct held *h)
 	h->deferred = false;
 	st->nr_deferred--;
 	store_builder_begin(b, h->iv.seq, h->iv.start_ns);
-	builder_reserve(b, h->want_locks, h->want_metrics);
+	store_builder_reserve(st, b, h->want_locks, h->want_metrics);
 	st->filling = true;
 	if (st->has_loader)
 		err = st->loader.load(st->loader.ctx, st, h->cookie);

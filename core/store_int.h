@@ -77,6 +77,8 @@ uint64_t store_new_id_gen(void);
 void store_interval_free(struct mms_store *st, struct mms_interval *iv);
 uint64_t store_interval_bytes(const struct mms_interval *iv);
 void store_builder_begin(struct builder *b, uint64_t seq, uint64_t start_ns);
+void store_builder_reserve(struct mms_store *st, struct builder *b, uint32_t n_locks,
+			   uint32_t n_metrics);
 int store_builder_take(struct builder *b, struct mms_interval *iv);
 void store_builder_reset(struct builder *b);
 /* Appends a committed interval (evicting, and sweeping unless it is deferred). */

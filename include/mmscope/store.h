@@ -130,6 +130,11 @@ int mms_store_add_value(struct mms_store *st, uint32_t proc_id, const char *metr
 void mms_store_add_lost(struct mms_store *st, enum mms_lost_reason r, uint64_t n);
 /* Commits the interval being built; its duration is dur_ns.  Evicts old ones. */
 int mms_store_commit(struct mms_store *st, uint64_t dur_ns, uint32_t flags);
+/*
+ * Sizes the open interval for this many rows (capped at max_rows) when the
+ * caller knows them, as a recording's reader does; optional.
+ */
+void mms_store_reserve(struct mms_store *st, uint32_t n_locks, uint32_t n_metrics);
 void mms_store_abort(struct mms_store *st);
 
 /*
