@@ -34,6 +34,9 @@ struct mms_cli {
 	enum mms_out_fmt fmt;
 	const char *sep;		/* -x */
 	bool percentiles;
+	uint8_t fields[8];		/* -F: enum mms_field, in order (MMS_F_NR of them at most) */
+	int nr_fields;
+	bool all_cpus;			/* -a: system-wide, as without a target (perf's -a) */
 	/* record */
 	const char *output;
 	const char *perfetto;		/* export --perfetto OUT.json */

@@ -30,6 +30,9 @@ static void fill_opts(const struct mms_cli *cli, struct mms_report_opts *ro)
 		  cli->fmt == MMS_OUT_CSV ? MMS_REPORT_CSV :
 		  cli->fmt == MMS_OUT_FOLDED ? MMS_REPORT_FOLDED : MMS_REPORT_TEXT;
 	ro->sep = cli->sep;
+	memcpy(ro->fields, cli->fields, sizeof(ro->fields) < sizeof(cli->fields) ?
+	       sizeof(ro->fields) : sizeof(cli->fields));
+	ro->nr_fields = cli->nr_fields;
 	ro->filters = &cli->opts;
 }
 

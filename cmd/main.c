@@ -15,19 +15,21 @@
 
 #include "mmscope/openmetrics.h"
 #include "cli.h"
+#include "mmscope/cgroup.h"
 #include "mmscope/collectors.h"
 #include "mmscope/escape.h"
 #include "mmscope/knobs.h"
+#include "mmscope/report.h"
 #include "mmscope/score.h"
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
-	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_MAP_ENTRIES, OPT_STACK_ENTRIES,
+	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
 	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE,
 	OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
 	OPT_RUNS, OPT_COOLDOWN, OPT_SCORE, OPT_SCORE_DEFAULT, OPT_SCORE_FILE, OPT_SCORE_NAME,
-	OPT_SCORE_UNIT, OPT_SCORE_LOWER,
+	OPT_SCORE_UNIT, OPT_SCORE_LOWER, OPT_LOCK_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -48,7 +50,16 @@ static const struct option long_opts[] = {
 	{ "callstack-filter", required_argument, NULL, 'S' },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "stack-skip", required_argument, NULL, OPT_STACK_SKIP },
-	{ "map-nr-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+	{ "map-nr-entries", required_argument, NULL, 'M' },
+	{ "cgroup-filter", required_argument, NULL, 'G' },
+	{ "lock-cgroup", no_argument, NULL, OPT_LOCK_CGROUP },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "field", required_argument, NULL, 'F' },
+	{ "threads", no_argument, NULL, 't' },
+	{ "lock-addr", no_argument, NULL, 'l' },
+	{ "use-bpf", no_argument, NULL, 'b' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "input", required_argument, NULL, 'i' },
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "task-entries", required_argument, NULL, OPT_TASK_ENTRIES },
 	{ "window", required_argument, NULL, OPT_WINDOW },
@@ -108,20 +119,28 @@ static void usage(FILE *f)
 "      --mmap-hold          also trace every mmap_lock acquisition (hold times; costly)\n"
 "      --mmap-hold-sample N time 1 in N acquisitions at random (estimates; cheaper)\n"
 "      --window N           intervals of history kept (default 600)\n"
-"      --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
+"  -M, --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
+"  -b, --use-bpf            --source bpf;  -a, --all-cpus: the whole system (the default)\n"
 "Filters (as perf lock contention):\n"
+"  -G, --cgroup-filter CG   only waits of tasks in these cgroup v2 paths (/a/b,...)\n"
+"  -C, --cpu CPUS           only waits begun on these CPUs (0-3,6; live only)\n"
 "  -Y, --type-filter TYPE   spinlock, rwlock[:R|:W], rwsem[:R|:W], mutex, rtmutex, ...\n"
 "  -L, --lock-filter LOCK   address, symbol, or name (mmap_lock, i_mmap_rwsem, &cache)\n"
 "  -S, --callstack-filter STR   only waits whose call stack has a symbol containing STR\n"
 "      --max-stack N        frames kept per stack (default 8)\n"
 "      --stack-skip N       frames to skip past the lock primitives (default 0)\n"
 "Output (report, compare):\n"
-"      --by lock|caller|task|process|type|stack   grouping (default caller, like perf)\n"
+"      --by lock|caller|task|process|type|stack|cgroup   grouping (default caller, like\n"
+"                           perf); -t, --threads: task; -l, --lock-addr: lock;\n"
+"                           --lock-cgroup: cgroup\n"
+"  -F, --field LIST         text/CSV columns: contended, wait_total, wait_max, wait_min,\n"
+"                           avg_wait, p50, p99\n"
 "  -E, --entries N          print N rows\n"
 "  -k, --key KEY            sort: contended, wait_total, wait_max, wait_min, avg_wait, p50, p99\n"
 "      --percentiles        add p50/p99 columns\n"
 "      --stacks             print each row's call stack\n"
 "      --json | --csv | -x SEP\n"
+"  -i, --input FILE         the recording to read (as FILE)\n"
 "      --folded             wait (-k contended: count) by call stack, for flame graphs;\n"
 "                           with --by lock the lock is the root frame\n"
 "Compare (A/B of recordings: docs/COMPARE.md):\n"
@@ -226,6 +245,56 @@ static int add_str(const char **arr, int *nr, const char *s, const char *what)
 	return 0;
 }
 
+/* -G: cgroup v2 paths as perf takes them ("/system.slice/cron.service" or without the '/'). */
+static int add_cgroups(struct mms_options *o, char *list)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		if (o->nr_cgroups >= MMS_MAX_FILTERS) {
+			mms_cli_error("at most %d -G cgroups", MMS_MAX_FILTERS);
+			return -E2BIG;
+		}
+		if (strlen(tok) >= MMS_CGROUP_LEN || mms_esc_needed(tok)) {
+			mms_cli_error("-G '%s': a cgroup path of printable characters, shorter "
+				"than %d bytes", tok, MMS_CGROUP_LEN);
+			return -EINVAL;
+		}
+		mms_cgroup_normalize(o->cgroups[o->nr_cgroups++], MMS_CGROUP_LEN, tok);
+	}
+	if (!o->nr_cgroups) {
+		mms_cli_error("-G needs a cgroup path (-G /system.slice/cron.service)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_cpus(struct mms_options *o, const char *list)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	char why[256];
+
+	if (mms_options_set_cpus(o, list, n > 0 && n <= MMS_MAX_CPUS ? (unsigned int)n :
+				 MMS_MAX_CPUS, why, sizeof(why))) {
+		mms_cli_error("%s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_fields(struct mms_cli *cli, const char *list)
+{
+	const char *bad = list;
+	size_t len = 0;
+	int n = mms_report_fields_parse(list, cli->fields, &bad, &len);
+
+	if (n < 0) {
+		mms_cli_error("-F: unknown or repeated field '%.*s' (contended, wait_total, "
+			"wait_max, wait_min, avg_wait, p50, p99, each once)", (int)len, bad);
+		return -EINVAL;
+	}
+	cli->nr_fields = n;
+	return 0;
+}
+
 static int parse_one(struct mms_cli *cli, int c, char *arg)
 {
 	struct mms_options *o = &cli->opts;
@@ -300,12 +369,12 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 			return -EINVAL;
 		o->stack_skip = (uint32_t)v;
 		return 0;
-	case OPT_MAP_ENTRIES:
+	case 'M':
 	case OPT_STACK_ENTRIES:
 	case OPT_TASK_ENTRIES:
 		if (parse_uint(arg, "map size", 1UL << 24, &v) || !v)
 			return -EINVAL;
-		*(c == OPT_MAP_ENTRIES ? &o->map_entries :
+		*(c == 'M' ? &o->map_entries :
 		  c == OPT_STACK_ENTRIES ? &o->stack_entries : &o->task_entries) = (uint32_t)v;
 		return 0;
 	case OPT_WINDOW:
@@ -324,10 +393,39 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return 0;
 	case OPT_BY:
 		if (mms_group_parse(arg, &cli->by)) {
-			mms_cli_error("--by takes lock, caller, task, process or type");
+			mms_cli_error("--by takes lock, caller, task, process, type, stack or "
+				"cgroup");
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_LOCK_CGROUP:
+		cli->by = MMS_BY_CGROUP;
+		return 0;
+	case 't':
+		cli->by = MMS_BY_TASK;
+		return 0;
+	case 'l':
+		cli->by = MMS_BY_LOCK;
+		return 0;
+	case 'b':
+		o->lock_src = MMS_SRC_BPF;
+		return 0;
+	case 'a':
+		cli->all_cpus = true;
+		return 0;
+	case 'i':
+		cli->files[cli->nr_files++] = arg;
+		return 0;
+	case 'G':
+		return add_cgroups(o, arg);
+	case 'C':
+		if (o->cpu_list) {
+			mms_cli_error("one -C list, please (CPUs and ranges: -C 0-3,6)");
+			return -EINVAL;
+		}
+		return set_cpus(o, arg);
+	case 'F':
+		return set_fields(cli, arg);
 	case 'E':
 		if (parse_uint(arg, "--entries", INT_MAX, &v))
 			return -EINVAL;
@@ -451,7 +549,7 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 	optind = first;
 	opterr = 1;
 	for (;;) {
-		c = getopt_long(argc, argv, "+hVp:d:Y:L:S:E:k:x:o:", long_opts, NULL);
+		c = getopt_long(argc, argv, "+hVp:d:Y:L:S:E:k:x:o:G:C:F:M:tlabi:", long_opts, NULL);
 		if (c == -1) {
 			if (optind >= argc || !strcmp(argv[optind - 1], "--") ||
 			    !strcmp(argv[optind], "--"))
@@ -490,6 +588,51 @@ static int parse(struct mms_cli *cli, int argc, char **argv)
 			cli->opts.cmd = argv + optind;
 		} else {
 			mms_cli_error("'--' must be followed by a command");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* -G, -C, -F, -a: what they apply to, and whether the cgroups exist. */
+static int validate_targets(struct mms_cli *cli, bool live)
+{
+	struct mms_options *o = &cli->opts;
+	bool narrows = !strcmp(cli->cmd, "report") || live;
+
+	if (cli->all_cpus && (o->pid || o->nr_tids || o->cmd)) {
+		mms_cli_error("-a (every CPU, the whole system) and -p, --tid or -- CMD "
+			"exclude each other");
+		return -EINVAL;
+	}
+	if ((o->nr_cgroups || o->cpu_list) && !narrows) {
+		mms_cli_error("-G and -C choose what live collection and report keep; "
+			"%s does not take them", cli->cmd);
+		return -EINVAL;
+	}
+	if (o->cpu_list && !live) {
+		mms_cli_error("-C is for live data: a recording does not keep the CPU a wait "
+			"began on (record with -C to keep only those waits)");
+		return -EINVAL;
+	}
+	if (cli->nr_fields && (strcmp(cli->cmd, "report") || cli->fmt == MMS_OUT_JSON ||
+			       cli->fmt == MMS_OUT_FOLDED)) {
+		mms_cli_error("-F picks the columns of report's text and CSV tables "
+			"(--json has every statistic)");
+		return -EINVAL;
+	}
+	for (int i = 0; live && i < o->nr_cgroups; i++) {
+		uint64_t id;
+		int e = mms_cgroup_id(o->cgroups[i], &id);
+
+		if (e == -ENODEV) {
+			mms_cli_error("-G needs cgroup v2, and no cgroup2 file system is mounted "
+				"(at /sys/fs/cgroup or /sys/fs/cgroup/unified)");
+			return -EINVAL;
+		}
+		if (e) {
+			mms_cli_error("-G: no cgroup '%s' under %s", o->cgroups[i],
+				mms_cgroup_root());
 			return -EINVAL;
 		}
 	}
@@ -577,7 +720,7 @@ static int validate(struct mms_cli *cli)
 		mms_cli_error("--tid and -p/-- CMD exclude each other");
 		return -EINVAL;
 	}
-	return 0;
+	return validate_targets(cli, live);
 }
 
 void mms_cli_error(const char *fmt, ...)

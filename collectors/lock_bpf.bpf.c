@@ -45,6 +45,8 @@ const volatile bool filter_types;
 const volatile bool filter_locks;
 const volatile bool filter_tgids;
 const volatile bool filter_tids;
+const volatile bool filter_cpus;	/* -C: cpu_filter holds the CPUs */
+const volatile bool filter_cgroups;	/* -G: cgroup_filter holds the cgroup ids */
 const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
 /* The bench's floor: every program returns at once (MMSCOPE_EMPTY_HANDLERS). */
 const volatile bool empty_handlers;
@@ -255,6 +257,20 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } lock_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* the CPUs of -C */
+	__type(key, __u32);
+	__type(value, __u8);
+} cpu_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);	/* MMS_MAX_FILTERS */
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -845,6 +861,18 @@ static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgi
 		return false;
 	if (filter_tgids && !bpf_map_lookup_elem(&follow_tgids, &tgid))
 		return false;
+	if (filter_cpus) {
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (!bpf_map_lookup_elem(&cpu_filter, &cpu))
+			return false;
+	}
+	if (filter_cgroups) {
+		__u64 cg = bpf_get_current_cgroup_id();
+
+		if (!bpf_map_lookup_elem(&cgroup_filter, &cg))
+			return false;
+	}
 	return true;
 }
 
@@ -945,6 +973,7 @@ stacked:
 	f->key.pid = pid;
 	f->key.tgid = tgid;
 	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
+	f->key.cgroup = bpf_get_current_cgroup_id();
 	if (self_cost)
 		t4 = bpf_ktime_get_ns();
 	name_lock(addr, t, tgid);

@@ -290,6 +290,16 @@ static void stack_cache_update(struct lb_src *lb)
 	__atomic_store_n(&bss->learn_budget, learn_budget(lb), __ATOMIC_SEQ_CST);
 }
 
+/* -C: the cpu_filter map's size (one entry at least, even unused). */
+static uint32_t nr_cpus_wanted(const struct mms_options *o)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; o->cpu_list && c < MMS_MAX_CPUS; c++)
+		n += mms_options_cpu_ok(o, c);
+	return n ? n : 1;
+}
+
 /* Sizes, knobs and filters, between open and load. */
 static int configure(struct mms_source *src, struct lb_src *lb)
 {
@@ -325,6 +335,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 		err = err ?: bpf_map__set_value_size(m, lb->stack_depth * sizeof(uint64_t));
 	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
+	err = err ?: bpf_map__set_max_entries(skel->maps.cpu_filter, nr_cpus_wanted(o));
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: sizing maps failed: %s",
 				       strerror(-err));
@@ -333,6 +344,8 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->type_mask = mms_lock_common_type_mask(lb->lc);
 	skel->rodata->filter_tids = o->nr_tids > 0;
 	skel->rodata->filter_tgids = o->pid > 0;
+	skel->rodata->filter_cpus = o->cpu_list != NULL;
+	skel->rodata->filter_cgroups = o->nr_cgroups > 0;
 	skel->rodata->self_cost = mms_knobs()->self_cost;
 	skel->rodata->empty_handlers = mms_knobs()->empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;
@@ -372,6 +385,14 @@ static int fill_filters(struct mms_source *src, struct lb_src *lb)
 	for (int i = 0; i < n && !err; i++)
 		err = bpf_map__update_elem(lb->skel->maps.lock_filter, &addrs[i], sizeof(addrs[i]),
 					   &one, sizeof(one), BPF_ANY);
+	n = mms_lock_common_cgroup_ids(lb->lc, addrs, MMS_MAX_FILTERS);
+	for (int i = 0; i < n && !err; i++)
+		err = bpf_map__update_elem(lb->skel->maps.cgroup_filter, &addrs[i],
+					   sizeof(addrs[i]), &one, sizeof(one), BPF_ANY);
+	for (uint32_t c = 0; o->cpu_list && c < MMS_MAX_CPUS && !err; c++)
+		if (mms_options_cpu_ok(o, c))
+			err = bpf_map__update_elem(lb->skel->maps.cpu_filter, &c, sizeof(c), &one,
+						   sizeof(one), BPF_ANY);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: setting up filters failed: %s",
 				       strerror(-err));
@@ -852,7 +873,7 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 	int err;
 
 	/*
-	 * -p / --tid / -Y were applied in the kernel (where a short-lived child
+	 * -p / --tid / -Y / -G / -C were applied in the kernel (where a short-lived child
 	 * of a launched command was still known); only -L names and -S remain.
 	 */
 	sum_stat(lb, v, &s.wait);
@@ -871,9 +892,9 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 		/* Its group, by the name the VMA source books it under: the leader's. */
 		uint32_t g = mms_tgid_short_of(dead->comm);
 
-		s.task_id = mms_store_task(st, g, g, dead->comm);
+		s.task_id = mms_lock_common_task(lb->lc, st, g, g, dead->comm, k->cgroup);
 	} else {
-		s.task_id = mms_store_task(st, k->pid, k->tgid, comm);
+		s.task_id = mms_lock_common_task(lb->lc, st, k->pid, k->tgid, comm, k->cgroup);
 	}
 	if (!s.task_id)
 		return -ENOMEM;

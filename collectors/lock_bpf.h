@@ -9,7 +9,8 @@
 #define LB_HIST_SLOTS 40	/* MMS_HIST_SLOTS */
 #define LB_COMM_LEN 16
 #define LB_MAX_DEPTH 8		/* nested waits per task (rwsem -> its wait_lock -> IRQ) */
-#define LB_RING 512		/* pending records per CPU; a power of two */
+/* Pending records per CPU; a power of two, the ring within a per-CPU value's 32 KiB. */
+#define LB_RING 256
 #define LB_PATH_DEPTH 6		/* dentry names kept for an i_mmap_rwsem's file */
 #define LB_NAME_LEN 32		/* one dentry name (longer ones are cut) */
 #define LB_CACHE_LEN 32		/* slab cache name */
@@ -115,6 +116,7 @@ struct lb_key {
 	__u32 pid;
 	__u32 tgid;
 	char comm[LB_COMM_LEN];
+	__u64 cgroup;		/* the task's cgroup v2 id (--lock-cgroup, the Tasks view) */
 };
 
 struct lb_stat {

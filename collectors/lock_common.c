@@ -10,6 +10,7 @@
 #include <sys/random.h>
 
 #include "lock_common.h"
+#include "mmscope/cgroup.h"
 #include "mmscope/ksyms.h"
 
 /* Raw stack -> store id, valid while the store's epoch stays the same. */
@@ -48,6 +49,10 @@ struct mms_lock_common {
 
 	struct tgid_ent *tgids;
 	uint32_t tgids_cap, tgids_nr;
+
+	uint64_t cgroup_ids[MMS_MAX_FILTERS];	/* -G, resolved */
+	int nr_cgroup_ids;
+	struct mms_cgroups *cgroups;		/* id -> path of the tasks seen */
 };
 
 /* The cache is a cache: past this many raw stacks it starts over. */
@@ -189,6 +194,25 @@ static int filters_init(struct mms_lock_common *lc)
 	return 0;
 }
 
+/* -G: paths to ids now, so the kernel (BPF) or the sample's id (perf) can be compared. */
+static int cgroups_init(struct mms_lock_common *lc)
+{
+	const struct mms_options *o = lc->opts;
+
+	for (int i = 0; i < o->nr_cgroups && i < MMS_MAX_FILTERS; i++) {
+		int err = mms_cgroup_id(o->cgroups[i], &lc->cgroup_ids[i]);
+
+		if (err) {
+			snprintf(last_error, sizeof(last_error), "-G: %s '%s'",
+				 err == -ENODEV ? "no cgroup2 file system is mounted for" :
+				 "no such cgroup v2", o->cgroups[i]);
+			return err;
+		}
+		lc->nr_cgroup_ids++;
+	}
+	return mms_cgroups_create(&lc->cgroups);
+}
+
 int mms_lock_common_create(const struct mms_options *opts, const struct mms_ksyms *ks,
 			   struct mms_lock_common **out)
 {
@@ -203,7 +227,10 @@ int mms_lock_common_create(const struct mms_options *opts, const struct mms_ksym
 	if (opts->hide_addrs)
 		hide_key_init(lc->key);
 	err = filters_init(lc);
+	if (!err)
+		err = cgroups_init(lc);
 	if (err) {
+		mms_cgroups_destroy(lc->cgroups);
 		free(lc);
 		return err;
 	}
@@ -226,7 +253,34 @@ void mms_lock_common_destroy(struct mms_lock_common *lc)
 		return;
 	stacks_clear(lc);
 	free(lc->tgids);
+	mms_cgroups_destroy(lc->cgroups);
 	free(lc);
+}
+
+int mms_lock_common_cgroup_ids(const struct mms_lock_common *lc, uint64_t *ids, int max)
+{
+	int n = lc->nr_cgroup_ids < max ? lc->nr_cgroup_ids : max;
+
+	memcpy(ids, lc->cgroup_ids, (size_t)n * sizeof(*ids));
+	return n;
+}
+
+bool mms_lock_common_target_ok(const struct mms_lock_common *lc, uint32_t cpu, uint64_t cgroup)
+{
+	int i;
+
+	if (!mms_options_cpu_ok(lc->opts, cpu))
+		return false;
+	for (i = 0; i < lc->nr_cgroup_ids && lc->cgroup_ids[i] != cgroup; i++)
+		;
+	return !lc->nr_cgroup_ids || i < lc->nr_cgroup_ids;
+}
+
+uint32_t mms_lock_common_task(struct mms_lock_common *lc, struct mms_store *st, uint32_t tid,
+			      uint32_t tgid, const char *comm, uint64_t cgroup)
+{
+	return mms_store_task_cg(st, tid, tgid, comm,
+				 cgroup ? mms_cgroups_path(lc->cgroups, cgroup) : NULL);
 }
 
 static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)

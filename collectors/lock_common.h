@@ -3,7 +3,7 @@
  * What the lock-contention sources (lock_bpf.c, lock_perf.c) share in user
  * space: turning raw kernel stacks into interned "function+0xoff" stacks past
  * the lock primitives, naming locks from what the source could tell about
- * them, the -S / -L / -Y / -p / --tid filters, hiding addresses, and adding
+ * them, the -S / -L / -Y / -p / --tid / -G / -C filters, hiding addresses, and adding
  * a wait aggregate to the store together with the per-process mmap_lock
  * metrics it implies.
  *
@@ -94,6 +94,20 @@ uint64_t mms_lock_common_type_mask(const struct mms_lock_common *lc);
  */
 bool mms_lock_common_task_ok(struct mms_lock_common *lc, uint32_t tid, uint32_t tgid);
 void mms_lock_common_follow(struct mms_lock_common *lc, uint32_t tgid);
+
+/*
+ * -G and -C.  The cgroup ids of -G (resolved at create(), which fails with
+ * -ENOENT for a cgroup that does not exist): how many were written.
+ */
+int mms_lock_common_cgroup_ids(const struct mms_lock_common *lc, uint64_t *ids, int max);
+/* Is a wait that began on cpu, in a task of cgroup id cgroup, wanted? */
+bool mms_lock_common_target_ok(const struct mms_lock_common *lc, uint32_t cpu, uint64_t cgroup);
+/*
+ * Interns a waiting task with its cgroup's path (cgroup: the kernel's id,
+ * 0: not known), for the Tasks view, --lock-cgroup and recordings.
+ */
+uint32_t mms_lock_common_task(struct mms_lock_common *lc, struct mms_store *st, uint32_t tid,
+			      uint32_t tgid, const char *comm, uint64_t cgroup);
 
 /*
  * With opts->hide_addrs: a keyed 64-bit hash of v (never 0 for v != 0);

@@ -214,8 +214,9 @@ static int add_evsel(struct lock_perf *lp, int id, bool begin)
 		.size = sizeof(attr),
 		.config = (uint64_t)id,
 		.sample_period = 1,
+		/* CGROUP (5.7+): the task's cgroup v2 id, for -G and --lock-cgroup. */
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+			       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP,
 		.disabled = 1,
 		.exclude_callchain_user = 1,
 		/* The end's stack is not used: one frame keeps the layout the same. */
@@ -417,7 +418,7 @@ static int lock_perf_fd(struct mms_source *src)
 
 /*
  * PERF_RECORD_SAMPLE, as add_evsel() asked: pid, tid; time; cpu, res;
- * callchain nr, ips; raw size, raw data.
+ * callchain nr, ips; raw size, raw data (padded to 8 bytes with the size); cgroup.
  */
 static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 {
@@ -442,8 +443,10 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 		goto bad;
 	memcpy(&raw_size, raw, 4);
 	raw += 4;
-	if (raw + raw_size > end || !lp_field_u64(lp->f_type, raw, raw_size, &type))
+	if (raw + raw_size + sizeof(uint64_t) > end ||
+	    !lp_field_u64(lp->f_type, raw, raw_size, &type))
 		goto bad;
+	memcpy(&ev->lock.cgroup, raw + raw_size, sizeof(uint64_t));
 	if (type == (uint64_t)lp->begin_id) {
 		if (!lp_field_u64(lp->f_begin_addr, raw, raw_size, &ev->lock.addr) ||
 		    !lp_field_u64(lp->f_flags, raw, raw_size, &val))

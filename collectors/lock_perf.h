@@ -48,6 +48,7 @@ struct lp_event {
 			uint64_t addr;
 			uint32_t flags;
 			uint32_t stack;		/* lp_engine_stack() id, 0: none */
+			uint64_t cgroup;	/* the task's cgroup v2 id, 0: not known */
 		} lock;
 		struct {
 			uint32_t ppid;

@@ -27,6 +27,7 @@
 struct lp_frame {
 	uint64_t addr;
 	uint64_t time;
+	uint64_t cgroup;
 	uint32_t flags;
 	uint32_t stack;
 };
@@ -40,6 +41,7 @@ struct lp_task {
 
 struct lp_agg {
 	uint64_t addr;
+	uint64_t cgroup;
 	uint32_t stack, tid, pid, flags;
 	struct mms_stat wait;
 };
@@ -59,6 +61,7 @@ struct lp_engine {
 	const struct mms_options *opts;
 	struct mms_lock_common *lc;
 	bool filter_tasks;
+	bool filter_targets;	/* -C or -G */
 	bool offline;		/* no /proc: the records are from another time */
 
 	struct lp_event *pool, *tmp;
@@ -105,6 +108,7 @@ int lp_engine_create(const struct mms_options *opts, struct mms_lock_common *lc,
 	e->opts = opts;
 	e->lc = lc;
 	e->filter_tasks = opts->pid || opts->nr_tids;
+	e->filter_targets = opts->cpu_list || opts->nr_cgroups;
 	e->pool_cap = pool_cap ? pool_cap : LP_POOL_DEFAULT;
 	e->pool = malloc(e->pool_cap * sizeof(*e->pool));
 	e->tmp = malloc(e->pool_cap * sizeof(*e->tmp));
@@ -526,7 +530,7 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 		if (!a->wait.count)
 			break;
 		if (a->addr == f->addr && a->stack == f->stack && a->tid == tid &&
-		    a->flags == f->flags) {
+		    a->flags == f->flags && a->cgroup == f->cgroup) {
 			mms_stat_add(&a->wait, delta);
 			return;
 		}
@@ -544,6 +548,7 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 		return;
 	}
 	a->addr = f->addr;
+	a->cgroup = f->cgroup;
 	a->stack = f->stack;
 	a->tid = tid;
 	a->pid = pid;
@@ -695,6 +700,9 @@ static void on_begin(struct lp_engine *e, const struct lp_event *ev, uint32_t cp
 
 	if (e->filter_tasks && !mms_lock_common_task_ok(e->lc, ev->tid, ev->pid))
 		return;
+	/* -C and -G: where the wait begins, as the BPF source filters. */
+	if (e->filter_targets && !mms_lock_common_target_ok(e->lc, cpu, ev->lock.cgroup))
+		return;
 	t = task_get(e, task_key(ev->tid, cpu));
 	if (!t) {
 		e->lost[MMS_LOST_TASK_SLOT]++;
@@ -712,7 +720,7 @@ static void on_begin(struct lp_engine *e, const struct lp_event *ev, uint32_t cp
 	}
 	t->f[t->depth++] = (struct lp_frame){
 		.addr = ev->lock.addr, .time = ev->time, .flags = ev->lock.flags,
-		.stack = ev->lock.stack,
+		.stack = ev->lock.stack, .cgroup = ev->lock.cgroup,
 	};
 }
 
@@ -822,8 +830,8 @@ int lp_engine_flush(struct lp_engine *e, struct mms_store *st)
 		if (r == 0)
 			r = mms_lock_common_lock(e->lc, st, &h, &smp.lock_id);
 		if (r == 0) {
-			smp.task_id = mms_store_task(st, a->tid, a->pid,
-						     comm_of(e, a->tid, a->pid));
+			smp.task_id = mms_lock_common_task(e->lc, st, a->tid, a->pid,
+							   comm_of(e, a->tid, a->pid), a->cgroup);
 			r = smp.task_id ? mms_lock_common_add(e->lc, st, &smp) : -ENOMEM;
 		}
 		if (r < 0 && r != -ENOSPC)	/* -ENOSPC: the store counted it */

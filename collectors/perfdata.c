@@ -456,6 +456,7 @@ static void on_sample(struct pd_conv *c, const uint8_t *p, uint32_t size, struct
 			goto bad;
 		ev->kind = LP_BEGIN;
 		ev->lock.flags = (uint32_t)val;
+		ev->lock.cgroup = 0;	/* perf lock record keeps no cgroup */
 		n = lp_kernel_stack(c->ips, c->max_stack, s.chain, s.nr, c->ks, c->traceiter);
 		ev->lock.stack = lp_engine_stack(c->eng, c->ips, n);
 	} else if (type == (uint64_t)c->end_id) {

@@ -16,7 +16,19 @@ _mmscope()
 	done
 
 	case $prev in
-	--by) COMPREPLY=($(compgen -W "lock caller task process type" -- "$cur")); return 0 ;;
+	--by) COMPREPLY=($(compgen -W "lock caller task process type stack cgroup" -- "$cur")); return 0 ;;
+	-F|--field)
+		COMPREPLY=($(compgen -W "contended wait_total wait_max wait_min avg_wait p50 p99" -- "$cur"))
+		return 0 ;;
+	-G|--cgroup-filter)	# cgroup v2 paths under its mount
+		local r
+		for r in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+			[ "$(stat -f -c %T "$r" 2>/dev/null)" = cgroup2fs ] || continue
+			COMPREPLY=($(cd "$r" 2>/dev/null && compgen -d -- "${cur#/}" | sed 's|^|/|'))
+			break
+		done
+		return 0 ;;
+	-i|--input) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
 	--source) COMPREPLY=($(compgen -W "bpf perf" -- "$cur")); return 0 ;;
 	--vma-source) COMPREPLY=($(compgen -W "tracepoint fentry inferred off" -- "$cur")); return 0 ;;
 	--rmap-source) COMPREPLY=($(compgen -W "tracepoint fentry stock off" -- "$cur")); return 0 ;;
@@ -30,7 +42,7 @@ _mmscope()
 	-o|--output|--perfetto) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
 	--openmetrics) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
 	-d|--delay|--interval|--duration|--window|-E|--entries|--max-stack|--stack-skip|\
-	--map-nr-entries|--stack-entries|--task-entries|--mmap-hold-sample|-L|--lock-filter|\
+	-M|--map-nr-entries|-C|--cpu|--stack-entries|--task-entries|--mmap-hold-sample|-L|--lock-filter|\
 	-S|--callstack-filter|-x|--tid|--base|--new)
 		return 0 ;;
 	esac

@@ -96,6 +96,9 @@ static uint64_t row_key(const struct mms_store *st, const struct mms_query *q,
 		return s->flags;
 	case MMS_BY_STACK:
 		return (q->stack_per_lock ? (uint64_t)s->lock_id << 32 : 0) | s->stack_id;
+	case MMS_BY_CGROUP:
+		t = mms_store_get_task(st, s->task_id);
+		return t ? t->cgroup_id : 0;
 	default:
 		return 0;
 	}
@@ -226,6 +229,10 @@ void mms_query_row_label(const struct mms_store *st, const struct mms_query *q, 
 	case MMS_BY_TYPE:
 		label_copy(r->label, mms_lock_type_name(r->flags));
 		break;
+	case MMS_BY_CGROUP:
+		/* Waits from a source or recording that did not tell the cgroup. */
+		label_copy(r->label, r->key ? mms_store_get_str(st, (uint32_t)r->key) : "unknown");
+		break;
 	default:
 		r->label[0] = 0;
 	}
@@ -269,6 +276,9 @@ static bool filters_match(const struct mms_store *st, const struct mms_options *
 			return false;
 	}
 	if (o->pid && (!t || t->tgid != (uint32_t)o->pid))
+		return false;
+	if (o->nr_cgroups &&
+	    !mms_options_cgroup_ok(o, t && t->cgroup_id ? mms_store_get_str(st, t->cgroup_id) : ""))
 		return false;
 	for (i = 0, hit = !o->nr_locks; i < o->nr_locks && !hit; i++)
 		hit = lock_filter_hit(st, s->lock_id, o->locks[i]);
@@ -527,6 +537,7 @@ static const char *const group_names[MMS_GROUP_NR] = {
 	[MMS_BY_PROCESS] = "process",
 	[MMS_BY_TYPE] = "type",
 	[MMS_BY_STACK] = "stack",
+	[MMS_BY_CGROUP] = "cgroup",
 };
 
 const char *mms_group_name(enum mms_group g)

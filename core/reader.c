@@ -222,7 +222,7 @@ static const char *parse_defs(struct mms_recording *rec, size_t off, uint16_t ty
 	case REC_B_TASKS:
 		t = MMS_TAB_TASK;
 		rs = rec_get_u32(&c);
-		min = REC_TASK_SIZE;
+		min = REC_TASK_SIZE_1_2;
 		break;
 	case REC_B_LOCKS:
 		t = MMS_TAB_LOCK;
@@ -261,6 +261,8 @@ static const char *parse_defs(struct mms_recording *rec, size_t off, uint16_t ty
 			return "definition of id 0";
 		if (t == MMS_TAB_TASK) {
 			check_ref(rec, MMS_TAB_STR, rec_rd32(r + 8));
+			if (len >= REC_TASK_SIZE - 4 && rec_rd32(r + 12))
+				check_ref(rec, MMS_TAB_STR, rec_rd32(r + 12));
 		} else if (t == MMS_TAB_LOCK) {
 			check_ref(rec, MMS_TAB_STR, rec_rd32(r + 12));
 			check_ref(rec, MMS_TAB_STR, rec_rd32(r + 16));

@@ -145,9 +145,15 @@ static uint32_t intern_def(struct mms_recording *rec, struct mms_store *st, cons
 		memcpy(rec->str, p, d->len);
 		rec->str[d->len] = 0;
 		return mms_store_str(st, rec->str);
-	case MMS_TAB_TASK:
-		return mms_store_task(st, rec_rd32(p), rec_rd32(p + 4),
-				      file_str(rec, rec_rd32(p + 8), idx, sp));
+	case MMS_TAB_TASK: {
+		char comm[REC_MAX_STR + 1];
+
+		snprintf(comm, sizeof(comm), "%s", file_str(rec, rec_rd32(p + 8), idx, sp));
+		/* 1.3 adds the cgroup's path; a 1.2 record ends before it. */
+		return mms_store_task_cg(st, rec_rd32(p), rec_rd32(p + 4), comm,
+					 d->len >= REC_TASK_SIZE - 4 && rec_rd32(p + 12) ?
+					 file_str(rec, rec_rd32(p + 12), idx, sp) : NULL);
+	}
 	case MMS_TAB_LOCK: {
 		struct mms_lock_info li = {
 			.kind = rec_rd32(p),

@@ -103,7 +103,8 @@ enum rec_run_flags {
 };
 
 /* Fixed record sizes as this version writes them (readers accept larger). */
-#define REC_TASK_SIZE 16	/* id, tid, tgid, comm */
+#define REC_TASK_SIZE 20	/* id, tid, tgid, comm, cgroup (1.3) */
+#define REC_TASK_SIZE_1_2 16	/* id, tid, tgid, comm: what readers accept */
 #define REC_LOCK_SIZE 32	/* id, kind, addr, name, detail, owner tgid, owner comm */
 #define REC_STAT_FIXED 32	/* count, total, min, max */
 #define REC_LOCK_KEY 16		/* lock, stack, task, flags */

@@ -269,6 +269,11 @@ static void options_text(struct rec_buf *b, const struct mms_options *o)
 	opt_list(b, "type_filter", types, o->nr_types);
 	opt_list(b, "lock_filter", o->locks, o->nr_locks);
 	opt_list(b, "callstack_filter", o->stack_match, o->nr_stack_match);
+	for (int i = 0; i < o->nr_cgroups; i++)
+		types[i] = o->cgroups[i];
+	opt_list(b, "cgroup_filter", types, o->nr_cgroups);
+	if (o->cpu_list)
+		opt_line(b, "cpu_filter", "%s", o->cpu_list);
 	opt_line(b, "max_stack", "%u", o->max_stack);
 	opt_line(b, "stack_skip", "%u", o->stack_skip);
 	opt_line(b, "map_nr_entries", "%u", o->map_entries);
@@ -552,11 +557,14 @@ static void def_task(struct mms_recorder *r, struct mms_store *st, uint32_t id)
 		return;
 	t = mms_store_get_task(st, id);
 	def_str(r, st, t->comm_id);
+	if (t->cgroup_id)
+		def_str(r, st, t->cgroup_id);
 	def_begin(r, MMS_TAB_TASK, REC_TASK_SIZE);
 	rec_put_u32(b, id);
 	rec_put_u32(b, t->tid);
 	rec_put_u32(b, t->tgid);
 	rec_put_u32(b, t->comm_id);
+	rec_put_u32(b, t->cgroup_id);
 }
 
 static void def_lock(struct mms_recorder *r, struct mms_store *st, uint32_t id)

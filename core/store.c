@@ -196,13 +196,24 @@ const struct mms_stack *mms_store_get_stack(const struct mms_store *st, uint32_t
 	return &st->stacks[id / STACK_CHUNK][id % STACK_CHUNK];
 }
 
-uint32_t mms_store_task(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm)
+uint32_t mms_store_task_cg(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm,
+			   const char *cgroup)
 {
 	struct mms_task t = { .tid = tid, .tgid = tgid, .comm_id = mms_store_str(st, comm) };
 
 	if (!t.comm_id)
 		return 0;
+	if (cgroup && *cgroup) {
+		t.cgroup_id = mms_store_str(st, cgroup);
+		if (!t.cgroup_id)
+			return 0;
+	}
 	return mms_intern_add(&st->tab[MMS_TAB_TASK], &t, sizeof(t), cur_seq(st));
+}
+
+uint32_t mms_store_task(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm)
+{
+	return mms_store_task_cg(st, tid, tgid, comm, NULL);
 }
 
 const struct mms_task *mms_store_get_task(const struct mms_store *st, uint32_t id)
@@ -268,6 +279,8 @@ static void touch_task(struct mms_store *st, uint32_t id, uint64_t seq)
 		return;
 	t = mms_store_get_task(st, id);
 	mms_intern_touch(&st->tab[MMS_TAB_STR], t->comm_id, seq);
+	if (t->cgroup_id)
+		mms_intern_touch(&st->tab[MMS_TAB_STR], t->cgroup_id, seq);
 }
 
 static void touch_lock_row(struct mms_store *st, const struct mms_lock_sample *s, uint64_t seq)

@@ -135,6 +135,10 @@ static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum
 		t = row_task(env, r);
 		out->v = t && !mms_tgid_short(t->tgid) ? (k == LR_TID ? t->tid : t->tgid) : 0;
 		break;
+	case LR_CGROUP:
+		t = row_task(env, r);
+		out->s = t && t->cgroup_id ? mms_store_get_str(env->st, t->cgroup_id) : "";
+		break;
 	case LR_COUNT:
 		out->v = r->wait.count;
 		break;
@@ -435,6 +439,11 @@ static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum 
 			snprintf(buf, len, "-");
 		else
 			snprintf(buf, len, "%u", t ? (k == LR_TID ? t->tid : t->tgid) : 0);
+		break;
+	case LR_CGROUP:
+		t = row_task(env, r);
+		snprintf(buf, len, "%s", t && t->cgroup_id ?
+			 mms_store_get_str(env->st, t->cgroup_id) : "-");
 		break;
 	case LR_LOCK:
 		/* The first lock seen stands for the row: enough to recognise it. */

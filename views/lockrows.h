@@ -15,6 +15,7 @@ enum lr_col {
 	LR_TYPE,	/* lock type of the first wait */
 	LR_TID,
 	LR_PID,
+	LR_CGROUP,	/* the task's cgroup v2 path (tasks) */
 	LR_LOCK,	/* a lock this row waited on (callers, tasks) */
 	LR_COUNT,	/* contentions per second */
 	LR_WAIT,	/* wait per second */

@@ -188,6 +188,8 @@ static const char *last_col_name(enum mms_group by)
 		return "";
 	case MMS_BY_STACK:
 		return "caller (of the stack)";
+	case MMS_BY_CGROUP:
+		return "cgroup";
 	default:
 		return "caller";
 	}
@@ -216,33 +218,120 @@ static void row_pid(const struct mms_store *st, enum mms_group by, const struct 
 		snprintf(buf, len, "%u", !t ? 0 : by == MMS_BY_PROCESS ? t->tgid : t->tid);
 }
 
+static const struct {
+	const char *name;	/* -F, as perf lock contention */
+	const char *text;	/* text header */
+	const char *csv;	/* CSV header */
+	bool time;
+} field_tab[MMS_F_NR] = {
+	[MMS_F_CONTENDED] = { "contended", "contended", "contended", false },
+	[MMS_F_WAIT_TOTAL] = { "wait_total", "total wait", "wait_total_ns", true },
+	[MMS_F_WAIT_MAX] = { "wait_max", "max wait", "wait_max_ns", true },
+	[MMS_F_WAIT_MIN] = { "wait_min", "min wait", "wait_min_ns", true },
+	[MMS_F_AVG_WAIT] = { "avg_wait", "avg wait", "avg_wait_ns", true },
+	[MMS_F_P50] = { "p50", "p50 wait", "p50_ns", true },
+	[MMS_F_P99] = { "p99", "p99 wait", "p99_ns", true },
+};
+
+int mms_report_fields_parse(const char *list, uint8_t out[MMS_F_NR], const char **bad,
+			    size_t *bad_len)
+{
+	const char *p = list;
+	int n = 0;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int f;
+
+		for (f = 0; f < MMS_F_NR; f++)
+			if (strlen(field_tab[f].name) == len && !strncmp(p, field_tab[f].name, len))
+				break;
+		for (int i = 0; f < MMS_F_NR && i < n; i++)
+			if (out[i] == f)
+				f = MMS_F_NR;	/* twice */
+		if (f == MMS_F_NR) {
+			if (bad) {
+				*bad = p;
+				*bad_len = len;
+			}
+			return -EINVAL;
+		}
+		out[n++] = (uint8_t)f;
+		if (!p[len])
+			return n;
+		p += len + 1;
+	}
+}
+
+static uint64_t field_value(const struct mms_stat *s, int f)
+{
+	switch (f) {
+	case MMS_F_CONTENDED:
+		return s->count;
+	case MMS_F_WAIT_TOTAL:
+		return s->total;
+	case MMS_F_WAIT_MAX:
+		return s->max;
+	case MMS_F_WAIT_MIN:
+		return s->min;
+	case MMS_F_AVG_WAIT:
+		return mms_stat_avg(s);
+	case MMS_F_P50:
+		return mms_stat_percentile(s, 50);
+	default:
+		return mms_stat_percentile(s, 99);
+	}
+}
+
+/* The columns a table shows: -F's, or the default (perf's four, and p50/p99 when asked). */
+static int fields_of(const struct mms_report_opts *o, uint8_t out[MMS_F_NR])
+{
+	static const uint8_t def[] = { MMS_F_CONTENDED, MMS_F_WAIT_TOTAL, MMS_F_WAIT_MAX,
+				       MMS_F_AVG_WAIT, MMS_F_P50, MMS_F_P99 };
+	int n = o->percentiles ? 6 : 4;
+
+	if (o->nr_fields) {
+		memcpy(out, o->fields, (size_t)o->nr_fields);
+		return o->nr_fields;
+	}
+	memcpy(out, def, (size_t)n);
+	return n;
+}
+
 static void text_rows(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
 		      const struct mms_rows *rows)
 {
-	char b[5][32];
 	bool tasks = o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS;
+	bool mid = o->by != MMS_BY_CGROUP;	/* perf's cgroup table has no type column */
+	uint8_t fl[MMS_F_NR];
+	int nf = fields_of(o, fl);
+	char b[32];
 
-	fprintf(f, "%10s %12s %12s %12s ", "contended", "total wait", "max wait", "avg wait");
-	if (o->percentiles)
-		fprintf(f, "%12s %12s ", "p50 wait", "p99 wait");
-	fprintf(f, "  %10s   %s\n\n", tasks ? "pid" : "type", last_col_name(o->by));
+	for (int k = 0; k < nf; k++)
+		fprintf(f, k ? "%12s " : "%10s ", field_tab[fl[k]].text);
+	if (mid)
+		fprintf(f, "  %10s", tasks ? "pid" : "type");
+	fprintf(f, "   %s\n\n", last_col_name(o->by));
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct mms_row *r = &rows->rows[i];
 
 		if (o->entries && (int)i >= o->entries)
 			break;
-		mms_fmt_time(b[0], sizeof(b[0]), r->wait.total, 12);
-		mms_fmt_time(b[1], sizeof(b[1]), r->wait.max, 12);
-		mms_fmt_time(b[2], sizeof(b[2]), mms_stat_avg(&r->wait), 12);
-		fprintf(f, "%10llu %s %s %s ", (unsigned long long)r->wait.count, b[0], b[1], b[2]);
-		if (o->percentiles) {
-			mms_fmt_time(b[3], sizeof(b[3]), mms_stat_percentile(&r->wait, 50), 12);
-			mms_fmt_time(b[4], sizeof(b[4]), mms_stat_percentile(&r->wait, 99), 12);
-			fprintf(f, "%s %s ", b[3], b[4]);
+		for (int k = 0; k < nf; k++) {
+			uint64_t v = field_value(&r->wait, fl[k]);
+
+			if (field_tab[fl[k]].time) {
+				mms_fmt_time(b, sizeof(b), v, 12);
+				fprintf(f, "%s ", b);
+			} else {
+				fprintf(f, k ? "%12llu " : "%10llu ", (unsigned long long)v);
+			}
 		}
 		if (tasks)
-			row_pid(st, o->by, r, b[0], sizeof(b[0]));
-		fprintf(f, "  %10s   ", tasks ? b[0] : mms_lock_type_name(r->flags));
+			row_pid(st, o->by, r, b, sizeof(b));
+		if (mid)
+			fprintf(f, "  %10s", tasks ? b : mms_lock_type_name(r->flags));
+		fputs("   ", f);
 		mms_esc_fputs(f, r->label);
 		fputc('\n', f);
 		if (o->stacks)
@@ -483,6 +572,14 @@ static void json_row(FILE *f, const struct mms_store *st, const struct mms_repor
 			group ? "true" : "false");
 		json_str(f, mms_store_get_str(st, t->comm_id));
 	}
+	if ((o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS || o->by == MMS_BY_CGROUP) && t) {
+		/* The cgroup v2 path of the (first) task, null when not known. */
+		fputs(", \"cgroup\": ", f);
+		if (t->cgroup_id)
+			json_str(f, mms_store_get_str(st, t->cgroup_id));
+		else
+			fputs("null", f);
+	}
 	while (last > 0 && !r->wait.hist[last])
 		last--;
 	fputs(", \"hist_log2_ns\": [", f);
@@ -586,21 +683,23 @@ static void json_print(FILE *f, const struct mms_store *st, const struct mms_rep
 
 static void csv_print(FILE *f, const struct mms_report_opts *o, const struct mms_rows *rows)
 {
+	static const uint8_t all[] = { MMS_F_CONTENDED, MMS_F_WAIT_TOTAL, MMS_F_WAIT_MAX,
+				       MMS_F_WAIT_MIN, MMS_F_AVG_WAIT, MMS_F_P50, MMS_F_P99 };
 	const char *sep = o->sep ? o->sep : ",";
+	/* Every statistic unless -F chose some. */
+	const uint8_t *fl = o->nr_fields ? o->fields : all;
+	int nf = o->nr_fields ? o->nr_fields : MMS_F_NR;
 
-	fprintf(f, "contended%swait_total_ns%swait_max_ns%swait_min_ns%savg_wait_ns%sp50_ns%s"
-		"p99_ns%stype%sname\n", sep, sep, sep, sep, sep, sep, sep, sep);
+	for (int k = 0; k < nf; k++)
+		fprintf(f, "%s%s", field_tab[fl[k]].csv, sep);
+	fprintf(f, "type%sname\n", sep);
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct mms_stat *s = &rows->rows[i].wait;
 
 		if (o->entries && (int)i >= o->entries)
 			break;
-		fprintf(f, "%llu%s%llu%s%llu%s%llu%s%llu%s%llu%s%llu%s",
-			(unsigned long long)s->count, sep, (unsigned long long)s->total, sep,
-			(unsigned long long)s->max, sep, (unsigned long long)s->min, sep,
-			(unsigned long long)mms_stat_avg(s), sep,
-			(unsigned long long)mms_stat_percentile(s, 50), sep,
-			(unsigned long long)mms_stat_percentile(s, 99), sep);
+		for (int k = 0; k < nf; k++)
+			fprintf(f, "%llu%s", (unsigned long long)field_value(s, fl[k]), sep);
 		mms_esc_fput_csv(f, mms_lock_type_name(rows->rows[i].flags), sep);
 		fputs(sep, f);
 		mms_esc_fput_csv(f, rows->rows[i].label, sep);

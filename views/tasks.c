@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tasks: lock waits by thread (tid, process, comm).  Enter opens the detail
+ * Tasks: lock waits by thread (tid, process, comm, cgroup).  Enter opens the detail
  * of that thread: the locks it waited on, from where.
  */
 #include "lockrows.h"
@@ -10,6 +10,7 @@ static const struct mms_column cols[] = {
 	{ "TID", 7, 0, false, true, 3 },
 	{ "PID", 7, 0, false, true, 0 },
 	{ "COMM", 16, 8, true, true, 0 },
+	{ "CGROUP", 18, 6, true, true, 4 },
 	{ "CONT/s", 7, 0, false, true, 0 },
 	{ "WAIT/s", 7, 0, false, true, 0 },
 	{ "AVG", 7, 0, false, true, 0 },
@@ -19,7 +20,7 @@ static const struct mms_column cols[] = {
 };
 
 static const enum lr_col kinds[] = {
-	LR_TID, LR_PID, LR_NAME, LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_LOCK, LR_SPARK,
+	LR_TID, LR_PID, LR_NAME, LR_CGROUP, LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_LOCK, LR_SPARK,
 };
 
 static const struct lockrows_cfg cfg = {
@@ -27,7 +28,7 @@ static const struct lockrows_cfg cfg = {
 	.cols = cols,
 	.kinds = kinds,
 	.nr_cols = sizeof(cols) / sizeof(cols[0]),
-	.default_sort = 4,
+	.default_sort = 5,
 	.focus = MMS_FOCUS_TASK,
 	.noun = "tasks",
 };
@@ -39,7 +40,7 @@ static int tasks_create(void **priv)
 
 const struct mms_view mms_view_tasks = {
 	.name = "Tasks",
-	.help = "lock waits by thread: tid, pid, comm, rates, a lock it waited on",
+	.help = "lock waits by thread: tid, pid, comm, cgroup, rates, a lock it waited on",
 	.create = tasks_create,
 	.destroy = lockrows_destroy,
 	.update = lockrows_update,

@@ -8,10 +8,13 @@
 #define MMSCOPE_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MMS_MAX_FILTERS 16
 #define MMS_MAX_STACK 32
+#define MMS_MAX_CPUS 4096		/* -C takes CPUs 0 .. MMS_MAX_CPUS - 1 */
+#define MMS_CGROUP_LEN 256		/* a -G path, normalized ("/a/b") */
 
 enum mms_backend_choice {
 	MMS_SRC_AUTO,		/* best that works, falling back as the design says */
@@ -49,6 +52,15 @@ struct mms_options {
 	int nr_locks;
 	const char *stack_match[MMS_MAX_FILTERS];	/* call-stack substrings */
 	int nr_stack_match;
+	/*
+	 * Targets, as perf lock contention -G / -C: waits of tasks in these
+	 * cgroups (v2 paths, exactly these, not their children), and waits
+	 * that began on these CPUs.
+	 */
+	char cgroups[MMS_MAX_FILTERS][MMS_CGROUP_LEN];
+	int nr_cgroups;
+	const char *cpu_list;		/* -C as given ("0-3,6"), NULL: every CPU */
+	uint64_t cpus[MMS_MAX_CPUS / 64];	/* bit n: CPU n, with cpu_list */
 	uint32_t max_stack;		/* frames kept per stack (default 8, <= MMS_MAX_STACK) */
 	uint32_t stack_skip;		/* frames skipped past the lock primitives (default 0) */
 	/*
@@ -71,5 +83,22 @@ struct mms_options {
 };
 
 void mms_options_init(struct mms_options *o);
+
+/*
+ * Parses a CPU list ("0-3,6", as perf and taskset take it) into o->cpus and
+ * o->cpu_list; CPUs must be below nr_cpus.  0, or -EINVAL with a sentence
+ * in why.
+ */
+int mms_options_set_cpus(struct mms_options *o, const char *list, unsigned int nr_cpus,
+			 char *why, size_t why_len);
+
+/* Was a wait that began on this CPU asked for (-C)? */
+static inline bool mms_options_cpu_ok(const struct mms_options *o, unsigned int cpu)
+{
+	return !o->cpu_list || (cpu < MMS_MAX_CPUS && ((o->cpus[cpu / 64] >> (cpu % 64)) & 1));
+}
+
+/* Is a task of this cgroup path ("" : not known) asked for (-G)? */
+bool mms_options_cgroup_ok(const struct mms_options *o, const char *path);
 
 #endif

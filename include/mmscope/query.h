@@ -23,6 +23,7 @@ enum mms_group {
 	MMS_BY_PROCESS,	/* tgid */
 	MMS_BY_TYPE,	/* lock type (spinlock, rwsem:W ...) */
 	MMS_BY_STACK,	/* whole call stack (as perf's BPF mode aggregates); labelled by its caller */
+	MMS_BY_CGROUP,	/* the waiting task's cgroup v2 path (perf's --lock-cgroup) */
 	MMS_GROUP_NR
 };
 
@@ -39,7 +40,7 @@ enum mms_sort {
 };
 
 struct mms_row {
-	uint64_t key;		/* lock_id, caller ip, task_id, tgid or flags */
+	uint64_t key;		/* lock_id, caller ip, task_id, tgid, flags or cgroup string id */
 	uint32_t name_id;	/* caller: symbol; otherwise 0 (use mms_query_row_label) */
 	uint32_t flags;		/* lock type flags of the (first) wait */
 	uint32_t first_lock;	/* a lock / stack / task seen in this row */
@@ -71,7 +72,7 @@ struct mms_query {
 	bool no_sort;		/* rows in first-seen order: for callers that sort them anyway */
 	/*
 	 * The collection filters again (perf lock contention's -Y, -L, -S,
-	 * --tid), so recordings can be narrowed at report time; NULL = none.
+	 * --tid, -G), so recordings can be narrowed at report time; NULL = none.
 	 */
 	const struct mms_options *filters;
 	/* Optional: lock labels kept from one query to the next (see mms_labels). */

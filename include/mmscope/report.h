@@ -24,6 +24,26 @@
  */
 enum mms_report_fmt { MMS_REPORT_TEXT, MMS_REPORT_JSON, MMS_REPORT_CSV, MMS_REPORT_FOLDED };
 
+/* Statistic columns of the text and CSV tables (perf lock contention -F). */
+enum mms_field {
+	MMS_F_CONTENDED,
+	MMS_F_WAIT_TOTAL,
+	MMS_F_WAIT_MAX,
+	MMS_F_WAIT_MIN,
+	MMS_F_AVG_WAIT,
+	MMS_F_P50,
+	MMS_F_P99,
+	MMS_F_NR
+};
+
+/*
+ * Parses a -F list ("contended,wait_total,avg_wait") into out, in the given
+ * order; returns how many, or -EINVAL (unknown or repeated name; the name in
+ * bad, when not NULL).
+ */
+int mms_report_fields_parse(const char *list, uint8_t out[MMS_F_NR], const char **bad,
+			    size_t *bad_len);
+
 struct mms_report_opts {
 	enum mms_group by;
 	enum mms_sort sort;
@@ -32,6 +52,9 @@ struct mms_report_opts {
 	bool percentiles;
 	enum mms_report_fmt fmt;
 	const char *sep;	/* CSV separator, default "," */
+	/* -F: columns in this order (nr_fields 0: the default ones, p50/p99 with percentiles). */
+	uint8_t fields[MMS_F_NR];
+	int nr_fields;
 	const struct mms_options *filters;	/* -Y/-L/-S/-p/--tid again, or NULL */
 };
 

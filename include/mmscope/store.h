@@ -55,7 +55,7 @@ struct mms_task {
 	uint32_t tid;
 	uint32_t tgid;
 	uint32_t comm_id;
-	uint32_t pad;
+	uint32_t cgroup_id;	/* interned cgroup v2 path ("/a/b"), 0: not known */
 };
 
 struct mms_stack {
@@ -99,6 +99,9 @@ uint32_t mms_store_str(struct mms_store *st, const char *s);
 uint32_t mms_store_stack(struct mms_store *st, const uint64_t *ips, const uint32_t *sym_ids,
 			 uint32_t nr);
 uint32_t mms_store_task(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm);
+/* The same with the task's cgroup path (NULL or "": not known); part of the task's identity. */
+uint32_t mms_store_task_cg(struct mms_store *st, uint32_t tid, uint32_t tgid, const char *comm,
+			   const char *cgroup);
 uint32_t mms_store_lock(struct mms_store *st, const struct mms_lock_info *info);
 
 /* Lookups.  Unknown ids give "" / NULL. */

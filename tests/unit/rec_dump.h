@@ -27,10 +27,13 @@ static void dump_task(FILE *f, const struct mms_store *st, uint32_t id)
 {
 	const struct mms_task *t = mms_store_get_task(st, id);
 
-	if (t)
-		fprintf(f, " task %u/%u %s", t->tid, t->tgid, mms_store_get_str(st, t->comm_id));
-	else
+	if (!t) {
 		fprintf(f, " task -");
+		return;
+	}
+	fprintf(f, " task %u/%u %s", t->tid, t->tgid, mms_store_get_str(st, t->comm_id));
+	if (t->cgroup_id)
+		fprintf(f, " cgroup %s", mms_store_get_str(st, t->cgroup_id));
 }
 
 static char *dump(const struct mms_store *st, const struct mms_interval *iv)
