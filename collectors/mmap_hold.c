@@ -13,6 +13,7 @@
 #include "mm_agg.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
+#include "vma_lock.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/store.h"
@@ -21,6 +22,7 @@ struct mh_priv {
 	struct mmap_hold *skel;
 	struct mm_agg agg;
 	uint32_t sample;	/* 1 in sample acquisitions timed */
+	struct vma_lock_counter *vl;	/* --vma-lock: per-VMA lock counting too */
 	bool agg_ready;
 };
 
@@ -89,7 +91,7 @@ static int mh_create(struct mms_source *src, const struct mms_options *opts)
  * the tracepoint's prototype, from BTF, has a fifth parameter (the first is
  * the probe's data pointer).
  */
-static bool memcg_path_arg(void)
+bool mmap_lock_memcg_arg(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
@@ -124,7 +126,7 @@ static int mh_prepare(struct mms_source *src)
 	while ((1U << p->skel->rodata->mh_sample_shift) < p->sample)
 		p->skel->rodata->mh_sample_shift++;
 	mm_filter_autoload(p->skel->progs.mm_fork, src->opts);
-	old = memcg_path_arg();
+	old = mmap_lock_memcg_arg();
 	bpf_program__set_autoload(p->skel->progs.mh_acquired, !old);
 	bpf_program__set_autoload(p->skel->progs.mh_released, !old);
 	bpf_program__set_autoload(p->skel->progs.mh_acquired_memcg, old);
@@ -147,21 +149,25 @@ static int mh_prepare(struct mms_source *src)
 	if (p->sample > 1)
 		p->agg.decode = mh_decode;
 	p->agg_ready = true;
-	return 0;
+	return src->opts->vma_lock ? vma_lock_open(src, old, &p->vl) : 0;
 }
 
 static int mh_start(struct mms_source *src)
 {
 	struct mh_priv *p = src->priv;
 
-	return mm_bpf_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
+	int err = mm_bpf_attach(src, p->skel->skeleton, "attaching to mmap_lock tracepoints");
+
+	return !err && p->vl ? vma_lock_attach(src, p->vl) : err;
 }
 
 static int mh_drain(struct mms_source *src, struct mms_store *st)
 {
 	struct mh_priv *p = src->priv;
 
-	return p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+	int err = p->agg_ready ? mm_agg_drain(&p->agg, st) : 0;
+
+	return err ? err : vma_lock_drain(p->vl, st);
 }
 
 static void mh_stop(struct mms_source *src)
@@ -169,6 +175,7 @@ static void mh_stop(struct mms_source *src)
 	struct mh_priv *p = src->priv;
 
 	mmap_hold__detach(p->skel);
+	vma_lock_detach(p->vl);
 }
 
 static void mh_destroy(struct mms_source *src)
@@ -178,6 +185,7 @@ static void mh_destroy(struct mms_source *src)
 	if (!p)
 		return;
 	mmap_hold__destroy(p->skel);
+	vma_lock_close(p->vl);
 	if (p->agg_ready)
 		mm_agg_finish(&p->agg);
 	free(p);
