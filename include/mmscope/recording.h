@@ -26,13 +26,14 @@
 #include "mmscope/store.h"
 
 #define MMS_REC_MAJOR 1		/* readers refuse a newer major */
-#define MMS_REC_MINOR 2		/* newer minors only add what old readers may skip */
+#define MMS_REC_MINOR 3		/* newer minors only add what old readers may skip */
 
 /* Header flags. */
 enum mms_rec_flags {
 	MMS_REC_F_HIDE_ADDRS = 1U << 0,	/* kernel addresses are hashes (--hide-addrs) */
 	MMS_REC_F_MMAP_HOLD = 1U << 1,	/* --mmap-hold was on */
 	MMS_REC_F_COMMAND = 1U << 2,	/* the target was a command mmscope launched */
+	MMS_REC_F_VMA_LOCK = 1U << 3,	/* --vma-lock was on (1.3) */
 };
 
 struct mms_rec_family {
