@@ -35,12 +35,6 @@ static const char *const vl_names[VL_NR] = {
 	[VL_MMAP_RETRY] = MMS_M_VMA_LOCK_MMAP_RETRY,
 };
 
-static const char *const vmstat_keys[MMS_VMA_LOCK_K_NR] = {
-	[MMS_VMA_LOCK_K_SUCCESS] = "vma_lock_success",
-	[MMS_VMA_LOCK_K_ABORT] = "vma_lock_abort",
-	[MMS_VMA_LOCK_K_RETRY] = "vma_lock_retry",
-	[MMS_VMA_LOCK_K_MISS] = "vma_lock_miss",
-};
 
 /* The four counters from /proc/vmstat; -ENOENT when the kernel has none of them. */
 static int read_vmstat(uint64_t v[MMS_VMA_LOCK_K_NR])
@@ -52,11 +46,13 @@ static int read_vmstat(uint64_t v[MMS_VMA_LOCK_K_NR])
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		for (int k = 0; k < MMS_VMA_LOCK_K_NR; k++) {
-			size_t len = strlen(vmstat_keys[k]);
+		/* "vma_lock_abort 12": the counter's name is vma_lock_ + the sub's name. */
+		for (int k = 0; k < MMS_VMA_LOCK_K_NR && !strncmp(line, "vma_lock_", 9); k++) {
+			const char *name = mms_vma_lock_kernel_name((uint32_t)k);
+			size_t len = strlen(name);
 
-			if (!strncmp(line, vmstat_keys[k], len) && line[len] == ' ') {
-				v[k] = strtoull(line + len + 1, NULL, 10);
+			if (!strncmp(line + 9, name, len) && line[9 + len] == ' ') {
+				v[k] = strtoull(line + 9 + len + 1, NULL, 10);
 				found |= 1 << k;
 			}
 		}
@@ -139,8 +135,8 @@ int vma_lock_open(struct mms_source *src, bool memcg, struct vma_lock_counter **
 	vl->agg_ready = true;
 	vl->have_vmstat = !read_vmstat(vl->vmstat);
 	if (!vl->have_vmstat)
-		snprintf(src->note, sizeof(src->note), "per-VMA lock kernel counters: none in "
-			 "/proc/vmstat (CONFIG_PER_VMA_LOCK_STATS off)");
+		snprintf(src->note, sizeof(src->note), "%s (CONFIG_PER_VMA_LOCK_STATS off)",
+			 MMS_VMA_LOCK_NO_KERNEL);
 	*out = vl;
 	return 0;
 

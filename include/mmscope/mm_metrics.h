@@ -60,6 +60,19 @@ enum mms_vma_lock_kernel_sub {
 	MMS_VMA_LOCK_K_NR
 };
 
+/* The source's note when the kernel keeps no such counters (compare reads it back). */
+#define MMS_VMA_LOCK_NO_KERNEL "per-VMA lock kernel counters: none in /proc/vmstat"
+
+#ifndef __BPF_HELPERS__
+/* "abort" for MMS_VMA_LOCK_K_ABORT: the sub of vma_lock.kernel. */
+static inline const char *mms_vma_lock_kernel_name(uint32_t sub)
+{
+	static const char *const n[MMS_VMA_LOCK_K_NR] = { "success", "abort", "retry", "miss" };
+
+	return sub < MMS_VMA_LOCK_K_NR ? n[sub] : NULL;
+}
+#endif
+
 /*
  * VMA operations as the kernel performs them (patched tracepoints or
  * fentry/fexit), one stat value per operation:
