@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "mmscope/compare.h"
+#include "mmscope/mm_metrics.h"
 #include "mmscope/recording.h"
 #include "mmscope/tui.h"
 
@@ -23,8 +24,14 @@ static unsigned int rec_have(const struct mms_rec_info *info)
 
 	if (f[MMS_FAM_LOCK].source[0])
 		have |= MMS_CMP_HAVE_LOCK;
-	if (f[MMS_FAM_MMAP_LOCK].source[0])
+	/* --vma-lock alone (backend "faults") times no holds. */
+	if (f[MMS_FAM_MMAP_LOCK].source[0] && strcmp(f[MMS_FAM_MMAP_LOCK].backend, "faults"))
 		have |= MMS_CMP_HAVE_MMAP_HOLD;
+	if (f[MMS_FAM_MMAP_LOCK].source[0] && (info->flags & MMS_REC_F_VMA_LOCK)) {
+		have |= MMS_CMP_HAVE_VMA_LOCK;
+		if (!strstr(f[MMS_FAM_MMAP_LOCK].why, MMS_VMA_LOCK_NO_KERNEL))
+			have |= MMS_CMP_HAVE_VMA_LOCK_KERNEL;
+	}
 	/* The inferred source sees VMA count changes, not splits or merges. */
 	if (f[MMS_FAM_VMA].source[0])
 		have |= !strcmp(f[MMS_FAM_VMA].backend, "inferred") ? MMS_CMP_HAVE_VMA_INFERRED :

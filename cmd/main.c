@@ -24,7 +24,8 @@
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
-	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_MAX_STACK, OPT_STACK_SKIP, OPT_STACK_ENTRIES,
+	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_VMA_LOCK, OPT_MAX_STACK, OPT_STACK_SKIP,
+	OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
 	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE,
 	OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
@@ -45,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "rmap-source", required_argument, NULL, OPT_RMAP_SOURCE },
 	{ "mmap-hold", no_argument, NULL, OPT_MMAP_HOLD },
 	{ "mmap-hold-sample", required_argument, NULL, OPT_MMAP_HOLD_SAMPLE },
+	{ "vma-lock", no_argument, NULL, OPT_VMA_LOCK },
 	{ "type-filter", required_argument, NULL, 'Y' },
 	{ "lock-filter", required_argument, NULL, 'L' },
 	{ "callstack-filter", required_argument, NULL, 'S' },
@@ -118,6 +120,8 @@ static void usage(FILE *f)
 "      --rmap-source tracepoint|fentry|stock|off\n"
 "      --mmap-hold          also trace every mmap_lock acquisition (hold times; costly)\n"
 "      --mmap-hold-sample N time 1 in N acquisitions at random (estimates; cheaper)\n"
+"      --vma-lock           count page faults served under the per-VMA lock and those\n"
+"                           that fell back to mmap_lock, per process\n"
 "      --window N           intervals of history kept (default 600)\n"
 "  -M, --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
 "  -b, --use-bpf            --source bpf;  -a, --all-cpus: the whole system (the default)\n"
@@ -341,6 +345,9 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return parse_backend(arg, &o->rmap_src);
 	case OPT_MMAP_HOLD:
 		o->mmap_lock_hold = true;
+		return 0;
+	case OPT_VMA_LOCK:
+		o->vma_lock = true;
 		return 0;
 	case OPT_MMAP_HOLD_SAMPLE:
 		if (parse_uint(arg, "--mmap-hold-sample", 1UL << 16, &v))

@@ -15,25 +15,28 @@
 #include "mm_bpfsrc.h"
 #include "mm_filter.h"
 
-int mm_bpfsrc_create(struct mms_source *src, const struct mm_bpfsrc_def *def)
+static struct mm_bpfsrc *bpfsrc_new(const struct mm_bpfsrc_def *def)
 {
 	struct mm_bpfsrc *b = calloc(1, sizeof(*b));
 
 	if (!b)
-		return -ENOMEM;
-	src->priv = b;
+		return NULL;
 	b->def = def;
-	if (def->priv_size) {
-		b->priv = calloc(1, def->priv_size);
-		if (!b->priv)
-			return -ENOMEM;
+	if (def->priv_size && !(b->priv = calloc(1, def->priv_size))) {
+		free(b);
+		return NULL;
 	}
-	return 0;
+	return b;
 }
 
-int mm_bpfsrc_prepare(struct mms_source *src)
+int mm_bpfsrc_create(struct mms_source *src, const struct mm_bpfsrc_def *def)
 {
-	struct mm_bpfsrc *b = src->priv;
+	src->priv = bpfsrc_new(def);
+	return src->priv ? 0 : -ENOMEM;
+}
+
+static int bpfsrc_prepare(struct mms_source *src, struct mm_bpfsrc *b)
+{
 	const struct mm_bpfsrc_def *def = b->def;
 	int err;
 
@@ -64,38 +67,59 @@ int mm_bpfsrc_prepare(struct mms_source *src)
 	return def->ready ? def->ready(src, b) : 0;
 }
 
-int mm_bpfsrc_start(struct mms_source *src)
+int mm_bpfsrc_prepare(struct mms_source *src)
 {
 	struct mm_bpfsrc *b = src->priv;
+	const struct mm_bpfsrc_def *with = b->def->with ? b->def->with(src->opts) : NULL;
+	int err = bpfsrc_prepare(src, b);
 
-	return mms_bpf_load_attach(src, b->obj, b->def->attach);
+	if (err || !with)
+		return err;
+	b->with = bpfsrc_new(with);
+	if (!b->with)
+		return mms_bpf_load_fail(src, -ENOMEM, "setting up aggregation");
+	return bpfsrc_prepare(src, b->with);
+}
+
+int mm_bpfsrc_start(struct mms_source *src)
+{
+	int err = 0;
+
+	for (struct mm_bpfsrc *b = src->priv; b && !err; b = b->with) {
+		err = mms_bpf_load_attach(src, b->obj, b->def->attach);
+		if (!err && b->def->started)
+			b->def->started(b);
+	}
+	return err;
 }
 
 int mm_bpfsrc_drain(struct mms_source *src, struct mms_store *st)
 {
-	struct mm_bpfsrc *b = src->priv;
+	int err = 0;
 
-	if (!b->agg_ready)
-		return 0;
-	if (b->def->drain)
-		b->def->drain(b);
-	return mm_agg_drain(&b->agg, st);
+	for (struct mm_bpfsrc *b = src->priv; b && !err; b = b->with) {
+		if (!b->agg_ready)
+			continue;
+		if (b->def->drain)
+			err = b->def->drain(b, st);
+		if (!err)
+			err = mm_agg_drain(&b->agg, st);
+	}
+	return err;
 }
 
 void mm_bpfsrc_stop(struct mms_source *src)
 {
-	struct mm_bpfsrc *b = src->priv;
-
-	if (b->skel)
-		bpf_object__detach_skeleton(b->obj);
+	for (struct mm_bpfsrc *b = src->priv; b; b = b->with)
+		if (b->skel)
+			bpf_object__detach_skeleton(b->obj);
 }
 
-void mm_bpfsrc_destroy(struct mms_source *src)
+static void bpfsrc_free(struct mm_bpfsrc *b)
 {
-	struct mm_bpfsrc *b = src->priv;
-
 	if (!b)
 		return;
+	bpfsrc_free(b->with);
 	if (b->def->destroy && b->priv)
 		b->def->destroy(b);
 	if (b->skel)
@@ -104,6 +128,12 @@ void mm_bpfsrc_destroy(struct mms_source *src)
 		mm_agg_finish(&b->agg);
 	free(b->priv);
 	free(b);
+}
+
+void mm_bpfsrc_destroy(struct mms_source *src)
+{
+	bpfsrc_free(src->priv);
+	src->priv = NULL;
 }
 
 void mm_bpfsrc_iter_run(struct bpf_link *it)

@@ -44,8 +44,20 @@ struct mm_bpfsrc_def {
 	const char *attach;
 	/* Optional, once loaded and aggregating: b->agg's callbacks, notes. */
 	int (*ready)(struct mms_source *src, struct mm_bpfsrc *b);
-	/* Optional: before each drain (a task iterator flushing per-task state). */
-	void (*drain)(struct mm_bpfsrc *b);
+	/* Optional: after attaching (reading counters the drains take deltas of). */
+	void (*started)(struct mm_bpfsrc *b);
+	/*
+	 * Optional: before each drain of the aggregation map (a task iterator
+	 * flushing per-task state, counters of the source's own): 0 or -errno.
+	 */
+	int (*drain)(struct mm_bpfsrc *b, struct mms_store *st);
+	/*
+	 * Optional: a second object this source loads, attaches and drains
+	 * with its own, when these options ask for it (--mmap-hold --vma-lock:
+	 * the hold source counts per-VMA lock faults too); NULL: none.  It
+	 * fails with the source.
+	 */
+	const struct mm_bpfsrc_def *(*with)(const struct mms_options *o);
 	/* Optional: frees what b->priv points to (b->priv itself is freed after). */
 	void (*destroy)(struct mm_bpfsrc *b);
 	size_t priv_size;		/* the source's own state, b->priv, zeroed */
@@ -66,6 +78,7 @@ struct mm_bpfsrc {
 	struct mm_agg agg;
 	bool agg_ready;
 	void *priv;			/* the source's own state (def->priv_size) */
+	struct mm_bpfsrc *with;		/* def->with's object, or NULL */
 };
 
 /*

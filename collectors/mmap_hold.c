@@ -13,6 +13,7 @@
 #include "mm_bpfsrc.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
+#include "vma_lock.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/store.h"
@@ -83,7 +84,7 @@ static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
  * the tracepoint's prototype, from BTF, has a fifth parameter (the first is
  * the probe's data pointer).
  */
-static bool memcg_path_arg(void)
+bool mmap_lock_memcg_arg(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
@@ -108,7 +109,7 @@ static int mh_setup(struct mms_source *src, struct mm_bpfsrc *b)
 {
 	struct mh_priv *p = b->priv;
 	struct mmap_hold *skel = b->skel;
-	bool old = memcg_path_arg();
+	bool old = mmap_lock_memcg_arg();
 
 	p->sample = src->opts->mmap_hold_sample > 1 ? src->opts->mmap_hold_sample : 1;
 	while ((1U << skel->rodata->mh_sample_shift) < p->sample)
@@ -139,6 +140,7 @@ static const struct mm_bpfsrc_def mh_def = {
 	.load = "loading tp_btf/mmap_lock_* programs",
 	.attach = "attaching to mmap_lock tracepoints",
 	.ready = mh_ready,
+	.with = vma_lock_with,
 	.priv_size = sizeof(struct mh_priv),
 };
 

@@ -24,6 +24,7 @@ static const struct mms_source_ops *const lock_chain[] = {
 static const struct mms_source_ops *const mmap_lock_chain[] = {
 	&mms_mmap_hold_bpf_ops,
 	&mms_mmap_hold_sampled_ops,
+	&mms_vma_lock_bpf_ops,
 	NULL,
 };
 
@@ -64,6 +65,7 @@ static const struct mms_source_ops *const all[] = {
 	&mms_lock_perf_ops,
 	&mms_mmap_hold_bpf_ops,
 	&mms_mmap_hold_sampled_ops,
+	&mms_vma_lock_bpf_ops,
 	&mms_vma_tp_ops,
 	&mms_vma_fentry_ops,
 	&mms_vma_inferred_ops,
@@ -89,7 +91,7 @@ static enum mms_backend_choice family_choice(enum mms_metric_family f,
 	case MMS_FAM_RMAP:
 		return o->rmap_src;
 	case MMS_FAM_MMAP_LOCK:
-		return o->mmap_lock_hold ? MMS_SRC_AUTO : MMS_SRC_OFF;
+		return o->mmap_lock_hold || o->vma_lock ? MMS_SRC_AUTO : MMS_SRC_OFF;
 	default:
 		return MMS_SRC_AUTO;
 	}
@@ -108,9 +110,16 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 {
 	enum mms_backend_choice c = family_choice(ops->family, opts);
 
-	/* Hold mode: sampled or every acquisition, one source each. */
-	if (ops->family == MMS_FAM_MMAP_LOCK && c == MMS_SRC_AUTO)
+	/*
+	 * Hold mode: sampled or every acquisition, one source each (with
+	 * --vma-lock it counts per-VMA lock faults too); --vma-lock alone:
+	 * the fault counting source.
+	 */
+	if (ops->family == MMS_FAM_MMAP_LOCK && c == MMS_SRC_AUTO) {
+		if (!opts->mmap_lock_hold)
+			return ops == &mms_vma_lock_bpf_ops;
 		return (opts->mmap_hold_sample > 1) == !strcmp(ops->backend, "sampled");
+	}
 	if (c == MMS_SRC_AUTO)
 		return true;
 	if (c == MMS_SRC_OFF)

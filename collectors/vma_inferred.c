@@ -147,11 +147,13 @@ static int vi_ready(struct mms_source *src, struct mm_bpfsrc *b)
  * in their threads' storage and come with a later drain, or the thread's
  * exit: late, not lost.
  */
-static void vi_flush_calls(struct mm_bpfsrc *b)
+static int vi_flush_calls(struct mm_bpfsrc *b, struct mms_store *st)
 {
 	struct vma_inferred *skel = b->skel;
 
+	(void)st;
 	mm_bpfsrc_iter_run(skel->links.vi_flush_all);
+	return 0;
 }
 
 static void vi_destroy(struct mm_bpfsrc *b)

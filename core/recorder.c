@@ -264,6 +264,8 @@ static void options_text(struct rec_buf *b, const struct mms_options *o)
 	opt_line(b, "mmap_hold", "%d", o->mmap_lock_hold);
 	if (o->mmap_hold_sample > 1)
 		opt_line(b, "mmap_hold_sample", "%u", o->mmap_hold_sample);
+	if (o->vma_lock)
+		opt_line(b, "vma_lock", "1");
 	for (int i = 0; i < o->nr_types; i++)
 		types[i] = mms_lock_type_name(o->types[i]);
 	opt_list(b, "type_filter", types, o->nr_types);
@@ -305,6 +307,7 @@ static void encode_header(struct rec_buf *b, const struct mms_rec_meta *m)
 		flags |= o->hide_addrs ? MMS_REC_F_HIDE_ADDRS : 0;
 		flags |= o->mmap_lock_hold ? MMS_REC_F_MMAP_HOLD : 0;
 		flags |= o->cmd ? MMS_REC_F_COMMAND : 0;
+		flags |= o->vma_lock ? MMS_REC_F_VMA_LOCK : 0;
 		t.len = 0;
 		options_text(&t, o);
 		rec_put_field(b, REC_H_OPTIONS, t.p, t.len);

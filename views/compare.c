@@ -97,6 +97,13 @@ static const struct fixed_def {
 	  MMS_CMP_HAVE_VMA_INFERRED, true },
 	{ MMS_M_RMAP_BATCH, "try_to_unmap", NULL, MMS_CMP_RMAP, K_BATCH,
 	  MMS_CMP_HAVE_RMAP_BATCH, true },
+	/* Summed over processes: the per-VMA lock is about the fault path as a whole. */
+	{ MMS_M_VMA_LOCK_FAULTS, "page faults", "faults/s", MMS_CMP_MMAP, K_OPS,
+	  MMS_CMP_HAVE_VMA_LOCK, true },
+	{ MMS_M_VMA_LOCK_FALLBACK, "faults fell back to mmap_lock", "fallbacks/s", MMS_CMP_MMAP,
+	  K_OPS, MMS_CMP_HAVE_VMA_LOCK, true },
+	{ MMS_M_VMA_LOCK_MMAP_RETRY, "faults retried under mmap_lock", "retries/s", MMS_CMP_MMAP,
+	  K_OPS, MMS_CMP_HAVE_VMA_LOCK, false },
 };
 
 #define NR_FIXED (sizeof(fixed) / sizeof(fixed[0]))
@@ -234,6 +241,24 @@ static struct mms_cmp_ent *fixed_get(struct mms_compare *c, size_t k)
 	return e;
 }
 
+/* The kernel's per-VMA lock counter sub (system-wide), after the fixed rows; NULL: unknown sub. */
+static struct mms_cmp_ent *kernel_get(struct mms_compare *c, uint32_t sub)
+{
+	const char *n = mms_vma_lock_kernel_name(sub);
+	struct mms_cmp_ent *e;
+	char name[64];
+
+	if (!n)
+		return NULL;
+	snprintf(name, sizeof(name), "per-VMA lock, kernel: %s", n);
+	e = ent_get(c, MMS_CMP_MMAP, name, K_OPS, MMS_CMP_HAVE_VMA_LOCK_KERNEL);
+	if (e) {
+		e->order = (int)(NR_FIXED + sub);
+		e->what = sub == MMS_VMA_LOCK_K_MISS ? "lookups/s" : "faults/s";
+	}
+	return e;
+}
+
 /* ---- one run ---- */
 
 /* The locks the mm patches are about, summed per kind in the totals ([0]: all locks). */
@@ -332,6 +357,11 @@ static int add_metric(struct mms_compare *c, int side, const struct mms_store *s
 		if ((have & fixed[k].need) && !strcmp(metric, fixed[k].metric))
 			return ent_add(c, side, fixed_get(c, k), (double)m->stat.count,
 				       (double)m->stat.total);
+	/* A sub this mmscope does not know (a newer or hostile file) is no row. */
+	if ((have & MMS_CMP_HAVE_VMA_LOCK_KERNEL) && !strcmp(metric, MMS_M_VMA_LOCK_KERNEL) &&
+	    mms_vma_lock_kernel_name(m->sub))
+		return ent_add(c, side, kernel_get(c, m->sub), (double)m->stat.count,
+			       (double)m->stat.total);
 	for (size_t k = 0; k < NR_MMAP_DEFS; k++) {
 		if (!(have & mmap_defs[k].need) || strcmp(metric, mmap_defs[k].metric))
 			continue;
@@ -364,6 +394,9 @@ int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store 
 	/* Rows that exist whenever their source ran: quiet is a real 0 then. */
 	for (size_t k = 0; k < NR_FIXED; k++)
 		if (fixed[k].always && (have & fixed[k].need) && !fixed_get(c, k))
+			return -ENOMEM;
+	for (uint32_t k = 0; (have & MMS_CMP_HAVE_VMA_LOCK_KERNEL) && k < MMS_VMA_LOCK_K_NR; k++)
+		if (!kernel_get(c, k))
 			return -ENOMEM;
 	if (have & MMS_CMP_HAVE_LOCK) {
 		/*
@@ -551,7 +584,9 @@ int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o)
 			cur = e->group;
 			in_group = 0;
 		}
-		if (!(groups & e->group) || (ranked_group(e->group) && in_group++ >= entries)) {
+		/* -E limits the ranked entities; rows in a fixed order always show. */
+		if (!(groups & e->group) || (ranked_group(e->group) && e->order >= ORDER_RANKED &&
+					     in_group++ >= entries)) {
 			order[i] = NULL;
 			continue;
 		}

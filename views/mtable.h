@@ -10,7 +10,7 @@
 
 #include "mmscope/view.h"
 
-#define MT_MAX_METRICS 8
+#define MT_MAX_METRICS 12
 
 struct mt_metric {
 	const char *name;

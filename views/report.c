@@ -358,6 +358,8 @@ static void sub_label(const char *metric, uint32_t sub, char *buf, size_t len)
 			 sub & MMS_VMA_FILE ? "/file" : "");
 	} else if (!strcmp(metric, MMS_M_VMA_SPLIT)) {
 		snprintf(buf, len, "%s", sub == MMS_VMA_SPLIT_NEW_BELOW ? "new below" : "new above");
+	} else if (!strcmp(metric, MMS_M_VMA_LOCK_KERNEL) && mms_vma_lock_kernel_name(sub)) {
+		snprintf(buf, len, "%s", mms_vma_lock_kernel_name(sub));
 	} else if (!strncmp(metric, "rmap.batch", 10)) {
 		snprintf(buf, len, "order %u", sub);
 	} else {

@@ -21,6 +21,7 @@ extern const struct mms_source_ops mms_lock_perf_ops;	/* libperf + libtraceevent
 /* mmap_lock acquisitions / hold times (opt-in: fires on every acquisition). */
 extern const struct mms_source_ops mms_mmap_hold_bpf_ops;
 extern const struct mms_source_ops mms_mmap_hold_sampled_ops;	/* --mmap-hold-sample */
+extern const struct mms_source_ops mms_vma_lock_bpf_ops;	/* --vma-lock alone */
 /* VMA split / merge. */
 extern const struct mms_source_ops mms_vma_tp_ops;	/* patched-kernel vma:* tracepoints */
 extern const struct mms_source_ops mms_vma_fentry_ops;	/* fentry/fexit on mm functions */

@@ -35,7 +35,8 @@ enum mms_cmp_group {
 	MMS_CMP_TOTALS = 1U << 0,	/* all locks, and all of each mm lock kind */
 	MMS_CMP_LOCKS = 1U << 1,	/* per lock name */
 	MMS_CMP_CALLERS = 1U << 2,	/* per calling function */
-	MMS_CMP_MMAP = 1U << 3,		/* mmap_lock per process name: wait, hold (--mmap-hold) */
+	MMS_CMP_MMAP = 1U << 3,		/* mmap_lock per process name: wait, hold (--mmap-hold);
+					   page faults and fallbacks (--vma-lock) */
 	MMS_CMP_VMA = 1U << 4,		/* VMA split/merge rates (or inferred count changes) */
 	MMS_CMP_RMAP = 1U << 5,		/* try_to_unmap mean batch, pages/s */
 	MMS_CMP_SCORE = 1U << 6,	/* the benchmark's own score (record --score): first */
@@ -61,6 +62,8 @@ enum mms_cmp_have {
 	MMS_CMP_HAVE_VMA_INFERRED = 1U << 3,	/* VMA count changes per syscall */
 	MMS_CMP_HAVE_RMAP_BATCH = 1U << 4,	/* try_to_unmap batch sizes */
 	MMS_CMP_HAVE_SCORE = 1U << 5,		/* the run has a score (mms_compare_add_score) */
+	MMS_CMP_HAVE_VMA_LOCK = 1U << 6,	/* page faults and fallbacks (--vma-lock) */
+	MMS_CMP_HAVE_VMA_LOCK_KERNEL = 1U << 7,	/* the kernel's vma_lock_* counters too */
 };
 
 #define MMS_CMP_MAX_RUNS 64

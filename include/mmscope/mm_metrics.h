@@ -32,6 +32,48 @@
 #define MMS_M_MMAP_WAIT_WRITE "mmap_lock.wait.write"
 
 /*
+ * Per-VMA lock (--vma-lock, or with --mmap-hold), per process:
+ *   vma_lock.faults       value 1 per user-mode page fault on a user address
+ *                         (exceptions:page_fault_user): each one first tries
+ *                         the per-VMA lock (lock_vma_under_rcu())
+ *   vma_lock.fallback     value 1 per such fault that then took mmap_lock in
+ *                         lock_mm_and_find_vma(): no VMA could be locked
+ *                         (abort), or the handler returned VM_FAULT_RETRY under
+ *                         the VMA lock (retry); faults - fallback were served
+ *                         under the per-VMA lock
+ *   vma_lock.mmap_retry   value 1 per further mmap_lock acquisition in a fault
+ *                         that fell back (VM_FAULT_RETRY under mmap_lock)
+ * and system-wide (proc_id 0), the kernel's own counters where it has them
+ * (CONFIG_PER_VMA_LOCK_STATS, /proc/vmstat), value 1, count = the increase:
+ *   vma_lock.kernel       sub = MMS_VMA_LOCK_K_*
+ */
+#define MMS_M_VMA_LOCK_FAULTS "vma_lock.faults"
+#define MMS_M_VMA_LOCK_FALLBACK "vma_lock.fallback"
+#define MMS_M_VMA_LOCK_MMAP_RETRY "vma_lock.mmap_retry"
+#define MMS_M_VMA_LOCK_KERNEL "vma_lock.kernel"
+
+enum mms_vma_lock_kernel_sub {
+	MMS_VMA_LOCK_K_SUCCESS,	/* vma_lock_success: served under the per-VMA lock */
+	MMS_VMA_LOCK_K_ABORT,	/* vma_lock_abort: no VMA could be locked, fell back */
+	MMS_VMA_LOCK_K_RETRY,	/* vma_lock_retry: VM_FAULT_RETRY under the VMA lock */
+	MMS_VMA_LOCK_K_MISS,	/* vma_lock_miss: the VMA found was detached, looked again */
+	MMS_VMA_LOCK_K_NR
+};
+
+/* The source's note when the kernel keeps no such counters (compare reads it back). */
+#define MMS_VMA_LOCK_NO_KERNEL "per-VMA lock kernel counters: none in /proc/vmstat"
+
+#ifndef __BPF_HELPERS__
+/* "abort" for MMS_VMA_LOCK_K_ABORT: the sub of vma_lock.kernel. */
+static inline const char *mms_vma_lock_kernel_name(uint32_t sub)
+{
+	static const char *const n[MMS_VMA_LOCK_K_NR] = { "success", "abort", "retry", "miss" };
+
+	return sub < MMS_VMA_LOCK_K_NR ? n[sub] : NULL;
+}
+#endif
+
+/*
  * VMA operations as the kernel performs them (patched tracepoints or
  * fentry/fexit), one stat value per operation:
  *   vma.split   value 1; sub = MMS_VMA_SPLIT_* | MMS_VMA_FILE

@@ -33,6 +33,7 @@ enum mms_rec_flags {
 	MMS_REC_F_HIDE_ADDRS = 1U << 0,	/* kernel addresses are hashes (--hide-addrs) */
 	MMS_REC_F_MMAP_HOLD = 1U << 1,	/* --mmap-hold was on */
 	MMS_REC_F_COMMAND = 1U << 2,	/* the target was a command mmscope launched */
+	MMS_REC_F_VMA_LOCK = 1U << 3,	/* --vma-lock was on (1.3) */
 };
 
 struct mms_rec_family {

@@ -53,7 +53,7 @@ void mms_view_env_init(struct mms_view_env *env, const struct mms_store *st, int
 const char *mms_range_name(enum mms_range r);
 
 /* A table the TUI can move in, sort and click on. */
-#define MMS_LIST_MAX_COLS 12
+#define MMS_LIST_MAX_COLS 16
 
 struct mms_column {
 	const char *title;

@@ -459,6 +459,57 @@ static void test_na_and_zero(void **state)
 }
 
 /* -E keeps the heaviest names per group; -k picks groups and kinds of number. */
+/*
+ * --vma-lock rows: faults and fallbacks summed over processes; the kernel's
+ * counters (system-wide, proc 0) only on the side whose kernel kept them,
+ * n/a on the other; hold rows n/a where only faults were counted.
+ */
+static void test_vma_lock(void **state)
+{
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+	char v[64];
+
+	(void)state;
+	mms_compare_init(&c, "stock", "patched");
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 3; k++) {
+			struct mms_store *st = new_store();
+
+			begin(st, 0);
+			metric(st, 300, "faulter", MMS_M_VMA_LOCK_FAULTS, 1, 50000);
+			metric(st, 301, "other", MMS_M_VMA_LOCK_FAULTS, 1, 1000 + (uint64_t)k);
+			metric(st, 300, "faulter", MMS_M_VMA_LOCK_FALLBACK, 1,
+			       s ? 10 + (uint64_t)k : 900 + (uint64_t)k);
+			if (s)
+				assert_int_equal(mms_store_add_value(st, 0, MMS_M_VMA_LOCK_KERNEL,
+								     MMS_VMA_LOCK_K_ABORT, 1, 7),
+						 0);
+			commit(st);
+			add(&c, s, st, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_VMA_LOCK |
+			    (s ? MMS_CMP_HAVE_VMA_LOCK_KERNEL : 0));
+		}
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	r = row(&c, MMS_CMP_MMAP, "page faults", "faults/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 51001, 1e-9);
+	r = row(&c, MMS_CMP_MMAP, "faults fell back to mmap_lock", "fallbacks/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 901, 1e-9);
+	assert_close(r->side[1].st.mean, 11, 1e-9);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "significant");
+	r = row(&c, MMS_CMP_MMAP, "per-VMA lock, kernel: abort", "faults/s");
+	assert_non_null(r);
+	assert_true(r->side[0].na);
+	assert_close(r->side[1].st.mean, 7, 1e-9);
+	/* Measured, if quiet: a 0, not n/a. */
+	r = row(&c, MMS_CMP_MMAP, "per-VMA lock, kernel: miss", "lookups/s");
+	assert_non_null(r);
+	assert_close(r->side[1].st.mean, 0, 0);
+	assert_null(row(&c, MMS_CMP_MMAP, "mmap_lock read hold (faulter)", "avg hold"));
+	mms_compare_free(&c);
+}
+
 static void test_selection(void **state)
 {
 	static const char *const names[] = { "a_lock", "b_lock", "c_lock", "d_lock" };
@@ -548,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_match_by_name),
 		cmocka_unit_test(test_na_and_zero),
 		cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_vma_lock),
 		cmocka_unit_test(test_view),
 	};
 

@@ -23,6 +23,8 @@
 #include <zstd.h>
 #include <cmocka.h>
 
+#include "mmscope/mm_metrics.h"
+#include "mmscope/query.h"
 #include "mmscope/recording.h"
 #include "rec_dump.h"
 
@@ -274,6 +276,68 @@ static void test_round_trip(void **state)
 	}
 	mms_recording_close(rec);
 	written_free(&w);
+}
+
+/*
+ * Format 1.3: --vma-lock in the header (flag bit 3, options line), and its
+ * rows, per process and system-wide (proc 0), come back as written.
+ */
+static void test_vma_lock(void **state)
+{
+	static const uint64_t kernel[MMS_VMA_LOCK_K_NR] = { 99000, 700, 300, 2 };
+	const struct mms_rec_info *in;
+	struct mms_recording *rec;
+	struct mms_recorder *r;
+	struct mms_store *st, *back;
+	struct mms_rec_meta m;
+	struct mms_stat s;
+	char err[256];
+	uint32_t proc;
+
+	(void)state;
+	meta_init(&m);
+	opts.vma_lock = true;
+	m.fam[MMS_FAM_MMAP_LOCK].source = "vma-lock-bpf";
+	m.fam[MMS_FAM_MMAP_LOCK].backend = "faults";
+	unlink(path);
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	assert_int_equal(mms_recorder_create(path, &m, 0, &r, err, sizeof(err)), 0);
+	assert_non_null(mms_store_begin(st, T0));
+	proc = mms_store_task(st, 100, 100, "worker");
+	assert_int_equal(mms_store_add_value(st, proc, MMS_M_VMA_LOCK_FAULTS, 0, 1, 100000), 0);
+	assert_int_equal(mms_store_add_value(st, proc, MMS_M_VMA_LOCK_FALLBACK, 0, 1, 1000), 0);
+	assert_int_equal(mms_store_add_value(st, proc, MMS_M_VMA_LOCK_MMAP_RETRY, 0, 1, 5), 0);
+	for (int k = 0; k < MMS_VMA_LOCK_K_NR; k++)
+		assert_int_equal(mms_store_add_value(st, 0, MMS_M_VMA_LOCK_KERNEL, (uint32_t)k, 1,
+						     kernel[k]), 0);
+	assert_int_equal(mms_store_commit(st, 1000000000ULL, 0), 0);
+	assert_int_equal(mms_recorder_write(r, st, mms_store_latest(st)), 0);
+	assert_int_equal(mms_recorder_close(r, ""), 0);
+	mms_recorder_destroy(r);
+	mms_store_destroy(st);
+	opts.vma_lock = false;
+
+	assert_int_equal(mms_recording_open(path, &rec, err, sizeof(err)), 0);
+	in = mms_recording_info(rec);
+	assert_int_equal(in->minor, 3);	/* what a --vma-lock recording needs at least */
+	assert_true(in->flags & MMS_REC_F_VMA_LOCK);
+	assert_non_null(strstr(in->options, "vma_lock=1\n"));
+	assert_string_equal(in->fam[MMS_FAM_MMAP_LOCK].source, "vma-lock-bpf");
+	assert_string_equal(in->fam[MMS_FAM_MMAP_LOCK].backend, "faults");
+	assert_int_equal(mms_store_create(NULL, &back), 0);
+	assert_int_equal(mms_recording_feed(rec, back, 0), 0);
+	assert_int_equal(mms_query_metric(back, 0, 0, MMS_M_VMA_LOCK_FAULTS, -1, 100, &s), 0);
+	assert_int_equal(s.count, 100000);
+	assert_int_equal(mms_query_metric(back, 0, 0, MMS_M_VMA_LOCK_FALLBACK, -1, 100, &s), 0);
+	assert_int_equal(s.count, 1000);
+	assert_int_equal(mms_query_metric(back, 0, 0, MMS_M_VMA_LOCK_MMAP_RETRY, -1, 0, &s), 0);
+	assert_int_equal(s.count, 5);
+	for (int k = 0; k < MMS_VMA_LOCK_K_NR; k++) {
+		assert_int_equal(mms_query_metric(back, 0, 0, MMS_M_VMA_LOCK_KERNEL, k, 0, &s), 0);
+		assert_int_equal(s.count, kernel[k]);
+	}
+	mms_store_destroy(back);
+	mms_recording_close(rec);
 }
 
 /* Small windows make the writer's store sweep and hand out ids again. */
@@ -980,6 +1044,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_id_reuse),
+		cmocka_unit_test(test_vma_lock),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_unknown_block),
