@@ -203,7 +203,8 @@ static int cgroups_init(struct mms_lock_common *lc)
 		int err = mms_cgroup_id(o->cgroups[i], &lc->cgroup_ids[i]);
 
 		if (err) {
-			snprintf(last_error, sizeof(last_error), "-G: %s '%s'",
+			/* A path too long for the message is cut: it is the user's own. */
+			snprintf(last_error, sizeof(last_error), "-G: %s '%.180s'",
 				 err == -ENODEV ? "no cgroup2 file system is mounted for" :
 				 "no such cgroup v2", o->cgroups[i]);
 			return err;
