@@ -63,18 +63,13 @@ static int read_vmstat(uint64_t v[MMS_VMA_LOCK_K_NR])
 static int func_range(const struct mms_ksyms *ks, const char *name, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t a = ks ? mms_ksyms_addr(ks, name) : 0, end;
-	const struct mms_ksym *s;
 
 	if (!a)
 		return -ENOENT;
-	/* Functions here are far below 64 KiB; the first address of another symbol ends it. */
-	for (end = a + 1; end < a + 65536; end++) {
-		s = mms_ksyms_find(ks, end);
-		if (!s || s->addr != a)
-			break;
-	}
+	/* The next symbol ends it; functions here are far below 64 KiB. */
+	end = mms_ksyms_next(ks, a);
 	*lo = a;
-	*hi = end;
+	*hi = end > a && end - a < 65536 ? end : a + 65536;
 	return 0;
 }
 

@@ -166,6 +166,23 @@ const struct mms_ksym *mms_ksyms_find(const struct mms_ksyms *ks, uint64_t addr)
 	return &ks->syms[lo];
 }
 
+uint64_t mms_ksyms_next(const struct mms_ksyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->nr;
+
+	if (ks->hidden)
+		return 0;
+	while (lo < hi) {	/* the first symbol whose address is above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ks->nr ? ks->syms[lo].addr : 0;
+}
+
 uint64_t mms_ksyms_addr(const struct mms_ksyms *ks, const char *name)
 {
 	size_t lo = 0, hi = ks->nr;

@@ -30,6 +30,8 @@ bool mms_ksyms_hidden(const struct mms_ksyms *ks);
 
 /* Symbol containing addr (the last one at or below it), or NULL. */
 const struct mms_ksym *mms_ksyms_find(const struct mms_ksyms *ks, uint64_t addr);
+/* Address of the first symbol above addr (where addr's symbol ends), or 0. */
+uint64_t mms_ksyms_next(const struct mms_ksyms *ks, uint64_t addr);
 /* Exact name lookup; 0 when absent. */
 uint64_t mms_ksyms_addr(const struct mms_ksyms *ks, const char *name);
 /*
