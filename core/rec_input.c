@@ -141,18 +141,23 @@ const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk)
  * One column of statistics (the writer's put_stat_cols) into the rows at
  * first, stride bytes apart: count, total, min, max - min, non-empty slots,
  * then (gap, value) per non-empty slot.  The slot counts wait in the first
- * slot until the pairs are read.
+ * slot until the pairs are read.  Without values the column is checked but
+ * only those counts are written.
  */
 static void unpack_stat_cols(struct rec_cur *c, uint8_t *first, size_t stride, uint32_t n,
-			     uint32_t slots)
+			     uint32_t slots, bool values)
 {
 	uint8_t *r;
 	uint32_t i;
 
-	for (int f = 0; f < 3; f++)
+	if (!values) {	/* checked, not kept: count, total, min, max - min */
+		for (i = 0; i < 4 * n; i++)
+			rec_get_varint(c);
+	}
+	for (int f = 0; f < 3 && values; f++)
 		for (i = 0, r = first; i < n; i++, r += stride)
 			rec_le64(r + 8 * f, rec_get_varint(c));
-	for (i = 0, r = first; i < n; i++, r += stride)	/* max - min, modulo 2^64 as written */
+	for (i = 0, r = first; i < n && values; i++, r += stride)	/* max - min, mod 2^64 */
 		rec_le64(r + 24, rec_rd64(r + 16) + rec_get_varint(c));
 	for (i = 0, r = first; i < n; i++, r += stride) {
 		uint64_t nz = rec_get_varint(c);
@@ -175,7 +180,8 @@ static void unpack_stat_cols(struct rec_cur *c, uint8_t *first, size_t stride, u
 				c->bad = true;
 				break;
 			}
-			rec_le32(r + REC_STAT_FIXED + 4 * k, (uint32_t)v);
+			if (values)
+				rec_le32(r + REC_STAT_FIXED + 4 * k, (uint32_t)v);
 		}
 	}
 }
@@ -239,12 +245,18 @@ static const uint8_t *unpack_iv(struct mms_recording *rec, size_t off, const uin
 	if (!o)
 		return NULL;
 	memcpy(o, p, hdr);
-	memset(o + hdr, 0, rows);
+	/*
+	 * Opening checks every byte but reads only the keys (their references):
+	 * the statistics are then checked without being written, and the rows
+	 * need no zeroing (ASan's and the page faults' cost of a large file).
+	 */
+	if (!rec->scanning)
+		memset(o + hdr, 0, rows);
 	unpack_keys(&c, o + hdr, lock_rs, n_locks, REC_LOCK_KEY / 4);
-	unpack_stat_cols(&c, o + hdr + REC_LOCK_KEY, lock_rs, n_locks, slots);
+	unpack_stat_cols(&c, o + hdr + REC_LOCK_KEY, lock_rs, n_locks, slots, !rec->scanning);
 	o += hdr + (size_t)n_locks * lock_rs;
 	unpack_keys(&c, o, metric_rs, n_metrics, REC_METRIC_KEY / 4);
-	unpack_stat_cols(&c, o + REC_METRIC_KEY, metric_rs, n_metrics, slots);
+	unpack_stat_cols(&c, o + REC_METRIC_KEY, metric_rs, n_metrics, slots, !rec->scanning);
 	if (c.bad)
 		goto err_bad;
 	if (rec_left(&c)) {
