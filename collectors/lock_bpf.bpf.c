@@ -47,6 +47,11 @@ const volatile bool filter_tgids;
 const volatile bool filter_tids;
 const volatile bool filter_cpus;	/* -C: cpu_filter holds the CPUs */
 const volatile bool filter_cgroups;	/* -G: cgroup_filter holds the cgroup ids */
+/*
+ * The kernel has cgroups (CONFIG_CGROUPS): without them the verifier refuses
+ * bpf_get_current_cgroup_id(), so the call sits behind this constant.
+ */
+const volatile bool know_cgroups;
 const volatile bool self_cost;		/* keep lb_cost (a diagnostic) */
 /* The bench's floor: every program returns at once (MMSCOPE_EMPTY_HANDLERS). */
 const volatile bool empty_handlers;
@@ -867,7 +872,7 @@ static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgi
 		if (!bpf_map_lookup_elem(&cpu_filter, &cpu))
 			return false;
 	}
-	if (filter_cgroups) {
+	if (filter_cgroups && know_cgroups) {
 		__u64 cg = bpf_get_current_cgroup_id();
 
 		if (!bpf_map_lookup_elem(&cgroup_filter, &cg))
@@ -973,7 +978,7 @@ stacked:
 	f->key.pid = pid;
 	f->key.tgid = tgid;
 	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
-	f->key.cgroup = bpf_get_current_cgroup_id();
+	f->key.cgroup = know_cgroups ? bpf_get_current_cgroup_id() : 0;
 	if (self_cost)
 		t4 = bpf_ktime_get_ns();
 	name_lock(addr, t, tgid);

@@ -25,6 +25,7 @@
 #include "lock_common.h"
 #include "short_procs.h"
 #include "stack_rules.h"
+#include "mmscope/cgroup.h"
 #include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
 #include "mmscope/ksyms.h"
@@ -346,6 +347,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->filter_tgids = o->pid > 0;
 	skel->rodata->filter_cpus = o->cpu_list != NULL;
 	skel->rodata->filter_cgroups = o->nr_cgroups > 0;
+	skel->rodata->know_cgroups = mms_cgroups_in_kernel();
 	skel->rodata->self_cost = mms_knobs()->self_cost;
 	skel->rodata->empty_handlers = mms_knobs()->empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;

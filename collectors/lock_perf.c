@@ -74,6 +74,7 @@ struct lock_perf {
 	 * LOST records, which count the same drops, are ignored.
 	 */
 	bool read_lost;
+	bool sample_cgroup;	/* samples end with PERF_SAMPLE_CGROUP's id */
 	uint64_t lost_read;	/* sum of the events' lost counts at the last drain */
 	int epfd;
 	uint64_t traceiter;	/* __traceiter_contention_begin, 0: unknown */
@@ -315,6 +316,33 @@ static int collect_fds(struct mms_source *src, struct lock_perf *lp, const bool 
 	return 0;
 }
 
+/*
+ * Open the events with what this kernel gives, best first: PERF_FORMAT_LOST
+ * (6.0+; without it the LOST records alone count drops) and
+ * PERF_SAMPLE_CGROUP (needs CONFIG_CGROUP_PERF; without it tasks have no
+ * cgroup).  Either one missing makes the open fail with EINVAL.
+ */
+static int open_fallbacks(struct lock_perf *lp)
+{
+	int err = -EINVAL;
+
+	for (int i = 0; i < 4 && err == -EINVAL; i++) {
+		struct perf_evsel *evsel;
+
+		lp->read_lost = !(i & 1);
+		lp->sample_cgroup = !(i & 2);
+		perf_evlist__for_each_evsel(lp->evlist, evsel) {
+			struct perf_event_attr *a = perf_evsel__attr(evsel);
+
+			a->read_format = lp->read_lost ? PERF_FORMAT_LOST : 0;
+			a->sample_type = lp->sample_cgroup ? a->sample_type | PERF_SAMPLE_CGROUP :
+				       a->sample_type & ~(uint64_t)PERF_SAMPLE_CGROUP;
+		}
+		err = perf_evlist__open(lp->evlist);
+	}
+	return err;
+}
+
 static int open_events(struct mms_source *src, struct lock_perf *lp)
 {
 	static bool libperf_ready;
@@ -341,16 +369,7 @@ static int open_events(struct mms_source *src, struct lock_perf *lp)
 	if (err)
 		goto out;
 	perf_evlist__set_maps(lp->evlist, lp->cpus, lp->threads);
-	err = perf_evlist__open(lp->evlist);
-	lp->read_lost = !err;
-	if (err == -EINVAL) {
-		struct perf_evsel *evsel;
-
-		/* Before 6.0: no PERF_FORMAT_LOST; the LOST records alone then. */
-		perf_evlist__for_each_evsel(lp->evlist, evsel)
-			perf_evsel__attr(evsel)->read_format = 0;
-		err = perf_evlist__open(lp->evlist);
-	}
+	err = open_fallbacks(lp);
 	if (err) {
 		err = err < 0 ? err : -EINVAL;
 		if (err == -EACCES || err == -EPERM)
@@ -363,6 +382,12 @@ static int open_events(struct mms_source *src, struct lock_perf *lp)
 		goto out;
 	}
 	lp->opened = true;
+	if (!lp->sample_cgroup && src->opts->nr_cgroups) {
+		err = mms_source_fail(src, -EOPNOTSUPP, "lock-perf: this kernel's perf events "
+				      "do not tell a task's cgroup (CONFIG_CGROUP_PERF is off), "
+				      "so -G cannot filter: use the BPF lock source (--source bpf)");
+		goto out;
+	}
 	if (perf_evlist__mmap(lp->evlist, RING_PAGES)) {
 		err = -errno ? -errno : -ENOMEM;
 		mms_source_fail(src, err, "lock-perf: cannot map the perf ring buffers (%ld KiB "
@@ -418,7 +443,8 @@ static int lock_perf_fd(struct mms_source *src)
 
 /*
  * PERF_RECORD_SAMPLE, as add_evsel() asked: pid, tid; time; cpu, res;
- * callchain nr, ips; raw size, raw data (padded to 8 bytes with the size); cgroup.
+ * callchain nr, ips; raw size, raw data (padded to 8 bytes with the size); cgroup
+ * (when sample_cgroup).
  */
 static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 {
@@ -443,10 +469,12 @@ static void parse_sample(struct lock_perf *lp, const union perf_event *event)
 		goto bad;
 	memcpy(&raw_size, raw, 4);
 	raw += 4;
-	if (raw + raw_size + sizeof(uint64_t) > end ||
+	if (raw + raw_size + (lp->sample_cgroup ? sizeof(uint64_t) : 0) > end ||
 	    !lp_field_u64(lp->f_type, raw, raw_size, &type))
 		goto bad;
-	memcpy(&ev->lock.cgroup, raw + raw_size, sizeof(uint64_t));
+	ev->lock.cgroup = 0;
+	if (lp->sample_cgroup)
+		memcpy(&ev->lock.cgroup, raw + raw_size, sizeof(uint64_t));
 	if (type == (uint64_t)lp->begin_id) {
 		if (!lp_field_u64(lp->f_begin_addr, raw, raw_size, &ev->lock.addr) ||
 		    !lp_field_u64(lp->f_flags, raw, raw_size, &val))

@@ -35,6 +35,11 @@
 #define CG_WALK_MAX 65536	/* directories one walk may visit */
 #define CG_WALK_DEPTH 32
 
+bool mms_cgroups_in_kernel(void)
+{
+	return !access("/proc/self/cgroup", F_OK);
+}
+
 const char *mms_cgroup_root(void)
 {
 	static const char *const roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };

@@ -12,11 +12,18 @@
 #ifndef MMSCOPE_CGROUP_H
 #define MMSCOPE_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Longest path kept (a longer one is cut: the row still counts). */
 #define MMS_CGROUP_PATH_MAX 256
+
+/*
+ * Does the kernel have cgroups at all (CONFIG_CGROUPS: /proc/self/cgroup)?
+ * Without them tasks have no cgroup id, and BPF may not ask for one.
+ */
+bool mms_cgroups_in_kernel(void);
 
 /* The cgroup2 mount ("/sys/fs/cgroup" or "/sys/fs/cgroup/unified"), or NULL when none. */
 const char *mms_cgroup_root(void);
