@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mms_options_init(&opts);
-	mms_collectors_init();
+	mms_collectors_init(&opts.knobs);
 	make_stacks(mms_collectors_ksyms());
 	err = mms_lock_common_create(&opts, mms_collectors_ksyms(), &lc);
 	if (!err)

@@ -808,11 +808,11 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mms_options_init(&cli.opts);
 	/* A knob mmscope cannot read is refused, never guessed (MMSCOPE_X=0 is off). */
-	if (mms_knobs_load(why, sizeof(why))) {
+	if (mms_knobs_load(&cli.opts.knobs, why, sizeof(why))) {
 		mms_cli_error("%s", why);
 		return MMS_EXIT_USAGE;
 	}
-	mms_collectors_init();
+	mms_collectors_init(&cli.opts.knobs);
 	if (parse(&cli, argc, argv) || validate(&cli)) {
 		free(cli.files);
 		return MMS_EXIT_USAGE;

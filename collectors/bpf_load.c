@@ -17,18 +17,19 @@
 #include "mmscope/knobs.h"
 #include "mmscope/source.h"
 
+static int debug;	/* MMSCOPE_DEBUG, as mms_bpf_load_init() was given it */
+
 /* libbpf's messages outside a watched step: stderr under MMSCOPE_DEBUG, else nowhere. */
 static int debug_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	int debug = mms_knobs()->debug;
-
 	if (!debug || (level == LIBBPF_DEBUG && debug < 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
 
-void mms_bpf_load_init(void)
+void mms_bpf_load_init(const struct mms_knobs *k)
 {
+	debug = k->debug;
 	libbpf_set_print(debug_print);
 }
 

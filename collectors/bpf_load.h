@@ -10,10 +10,11 @@
 #define MMSCOPE_BPF_LOAD_H
 
 struct bpf_object_skeleton;
+struct mms_knobs;
 struct mms_source;
 
 /* Routes libbpf's messages to stderr under MMSCOPE_DEBUG (1: warnings, 2: debug too). */
-void mms_bpf_load_init(void);
+void mms_bpf_load_init(const struct mms_knobs *k);
 
 /*
  * Around an open, load or attach done by hand: libbpf's messages are

@@ -195,15 +195,15 @@ static bool short_procs_grouped(const struct mms_options *o)
  * MMSCOPE_STACK_CHECK=N: 1 cache hit in N is also walked and compared
  * (default 64; 1 checks every hit).  MMSCOPE_STACK_CACHE=0: no cache.
  */
-static uint32_t check_every(void)
+static uint32_t check_every(const struct lb_src *lb)
 {
-	return mms_knobs()->stack_check;
+	return lb->opts->knobs.stack_check;
 }
 
 static bool cache_wanted(const struct lb_src *lb)
 {
 	/* Walks follow LB_FAST_MAX frames: deeper stacks (--max-stack over 48) unwind. */
-	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && mms_knobs()->stack_cache;
+	return !lb->opts->no_stacks && lb->stack_depth <= LB_FAST_MAX && lb->opts->knobs.stack_cache;
 }
 
 /* Puts a rule in the kernel's table (lock_bpf.h): the rule first, then its address. */
@@ -348,12 +348,12 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->filter_cpus = o->cpu_list != NULL;
 	skel->rodata->filter_cgroups = o->nr_cgroups > 0;
 	skel->rodata->know_cgroups = mms_cgroups_in_kernel();
-	skel->rodata->self_cost = mms_knobs()->self_cost;
-	skel->rodata->empty_handlers = mms_knobs()->empty_handlers;
+	skel->rodata->self_cost = o->knobs.self_cost;
+	skel->rodata->empty_handlers = o->knobs.empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;
 	skel->rodata->stack_bytes = lb->stack_depth * sizeof(uint64_t);
 	skel->rodata->thread_size = (uint64_t)sysconf(_SC_PAGESIZE) * 4;
-	skel->rodata->check_every = check_every();
+	skel->rodata->check_every = check_every(lb);
 	/* Names (mmap_lock, &task_struct ...) can only be matched in user space. */
 	skel->rodata->filter_locks = mms_lock_common_filter_addrs(lb->lc, addrs,
 								  MMS_MAX_FILTERS) > 0;

@@ -172,8 +172,8 @@ int mms_tracefs_ensure(void)
 	return 0;
 }
 
-void mms_collectors_init(void)
+void mms_collectors_init(const struct mms_knobs *k)
 {
-	mms_bpf_load_init();
+	mms_bpf_load_init(k);
 	mms_recording_set_import(&mms_perfdata_import);
 }

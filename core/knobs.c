@@ -8,8 +8,11 @@
 #include "mmscope/knobs.h"
 
 static const struct mms_knobs defaults = { .stack_cache = true, .stack_check = 64 };
-static struct mms_knobs knobs;
-static bool loaded;
+
+void mms_knobs_defaults(struct mms_knobs *k)
+{
+	*k = defaults;
+}
 
 /* An unsigned decimal in [lo, hi], the whole string; unset or "" leaves *v. */
 static int knob_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *v,
@@ -32,13 +35,12 @@ static int knob_uint(const char *name, unsigned long lo, unsigned long hi, unsig
 	return 0;
 }
 
-int mms_knobs_load(char *errbuf, size_t errlen)
+int mms_knobs_load(struct mms_knobs *k, char *errbuf, size_t errlen)
 {
 	unsigned long debug = 0, cost = 0, empty = 0, cache = 1, check = defaults.stack_check;
 	int err;
 
-	knobs = defaults;
-	loaded = true;
+	*k = defaults;
 	err = knob_uint("MMSCOPE_DEBUG", 0, 2, &debug, "0, 1 or 2", errbuf, errlen);
 	if (!err)
 		err = knob_uint("MMSCOPE_SELF_COST", 0, 1, &cost, "0 or 1", errbuf, errlen);
@@ -51,26 +53,16 @@ int mms_knobs_load(char *errbuf, size_t errlen)
 				"a count from 1 (1 checks every cache hit)", errbuf, errlen);
 	if (err)
 		return err;
-	knobs.debug = (int)debug;
-	knobs.self_cost = cost;
-	knobs.empty_handlers = empty;
-	knobs.stack_cache = cache;
-	knobs.stack_check = (uint32_t)check;
+	k->debug = (int)debug;
+	k->self_cost = cost;
+	k->empty_handlers = empty;
+	k->stack_cache = cache;
+	k->stack_check = (uint32_t)check;
 	return 0;
 }
 
-const struct mms_knobs *mms_knobs(void)
+void mms_knobs_describe(const struct mms_knobs *k, char *buf, size_t len)
 {
-	char why[160];
-
-	if (!loaded && mms_knobs_load(why, sizeof(why)))
-		knobs = defaults;	/* main() refused it already; a test gets the defaults */
-	return &knobs;
-}
-
-void mms_knobs_describe(char *buf, size_t len)
-{
-	const struct mms_knobs *k = mms_knobs();
 	size_t o = 0;
 
 #define ADD(cond, ...)                                                                      \

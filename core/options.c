@@ -16,6 +16,7 @@ void mms_options_init(struct mms_options *o)
 	o->stack_entries = 8192;
 	o->task_entries = 16384;
 	o->window = 600;
+	mms_knobs_defaults(&o->knobs);
 }
 
 static int cpu_num(const char **s, unsigned long *v)

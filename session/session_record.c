@@ -58,7 +58,7 @@ int mms_recorder_create_session(const char *path, struct mms_session *s, unsigne
 	m.start_ns = 0;	/* now: recording may begin long after the session (TUI toggle) */
 	m.argv = argv;
 	m.opts = mms_session_options(s);
-	mms_knobs_describe(knobs, sizeof(knobs));
+	mms_knobs_describe(&m.opts->knobs, knobs, sizeof(knobs));
 	m.knobs = knobs;
 	for (int f = 0; f < MMS_FAM_NR; f++) {
 		const struct mms_family_status *fs = mms_session_family(s, f);

@@ -55,7 +55,7 @@ extern const struct mms_rec_import mms_perfdata_import;
  * Sources report their failures through src->why instead, and nothing may
  * print while curses owns the terminal.
  */
-void mms_collectors_init(void);
+void mms_collectors_init(const struct mms_knobs *k);
 
 /* Mounts tracefs at /sys/kernel/tracing if it is not there; 0 or -errno. */
 int mms_tracefs_ensure(void);

@@ -21,11 +21,15 @@ struct mms_knobs {
 	uint32_t stack_check;	/* MMSCOPE_STACK_CHECK: 1 cache hit in N walked (default 64) */
 };
 
-/* Parses the environment; -EINVAL with the knob and what it takes in errbuf. */
-int mms_knobs_load(char *errbuf, size_t errlen);
-/* The knobs in force (parsed on first use if mms_knobs_load() was not called). */
-const struct mms_knobs *mms_knobs(void);
-/* "MMSCOPE_X=v" lines of the knobs away from their defaults ("" when none). */
-void mms_knobs_describe(char *buf, size_t len);
+/*
+ * The knobs travel in struct mms_options (opts->knobs): main() fills them
+ * from the environment once, every source reads them from its options.
+ */
+/* The defaults: what an unset environment gives. */
+void mms_knobs_defaults(struct mms_knobs *k);
+/* Parses the environment into k; -EINVAL with the knob and what it takes in errbuf. */
+int mms_knobs_load(struct mms_knobs *k, char *errbuf, size_t errlen);
+/* "MMSCOPE_X=v" lines of the knobs in k away from their defaults ("" when none). */
+void mms_knobs_describe(const struct mms_knobs *k, char *buf, size_t len);
 
 #endif

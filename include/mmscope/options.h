@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mmscope/knobs.h"
+
 #define MMS_MAX_FILTERS 16
 #define MMS_MAX_STACK 32
 #define MMS_MAX_CPUS 4096		/* -C takes CPUs 0 .. MMS_MAX_CPUS - 1 */
@@ -81,6 +83,9 @@ struct mms_options {
 
 	bool hide_addrs;
 	bool no_color;
+
+	/* The MMSCOPE_* environment knobs (mmscope/knobs.h), read once by main(). */
+	struct mms_knobs knobs;
 };
 
 void mms_options_init(struct mms_options *o);
