@@ -115,7 +115,7 @@ static const char *row_label(struct lockrows *lr, const struct mms_store *st, si
 }
 
 /* The number or string a column sorts by; strings sort ascending by default. */
-static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum lr_col k,
+static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum lockrows_col k,
 		       size_t idx, struct sortkey *out)
 {
 	const struct mms_row *r = &lr->rows.rows[idx];
@@ -357,7 +357,7 @@ int lockrows_update(void *priv, const struct mms_view_env *env)
 {
 	struct lockrows *lr = priv;
 	const struct lockrows_cfg *cfg = lr->cfg;
-	enum lr_col k = cfg->kinds[lr->t.sort];
+	enum lockrows_col k = cfg->kinds[lr->t.sort];
 	struct vu_seed *seed = NULL;
 	size_t n = 0, sel = SIZE_MAX;
 	bool fresh;
@@ -420,7 +420,7 @@ int lockrows_update(void *priv, const struct mms_view_env *env)
 	return 0;
 }
 
-static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum lr_col k,
+static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum lockrows_col k,
 		      const struct mms_row *r, char *buf, size_t len)
 {
 	const struct mms_task *t;
@@ -476,7 +476,7 @@ static void draw_row(struct lockrows *lr, const struct mms_view_env *env, struct
 	char buf[128];
 
 	for (int i = 0; i < lr->t.nr_cols; i++) {
-		enum lr_col k = lr->cfg->kinds[i];
+		enum lockrows_col k = lr->cfg->kinds[i];
 		int x = lr->t.x[i], w = lr->t.w[i];
 		uint32_t n;
 

@@ -10,7 +10,7 @@
 #include "mmscope/query.h"
 #include "mmscope/view.h"
 
-enum lr_col {
+enum lockrows_col {
 	LR_NAME,	/* the row's label: lock name, caller symbol, comm */
 	LR_TYPE,	/* lock type of the first wait */
 	LR_TID,
@@ -28,7 +28,7 @@ enum lr_col {
 struct lockrows_cfg {
 	enum mms_group by;
 	const struct mms_column *cols;
-	const enum lr_col *kinds;
+	const enum lockrows_col *kinds;
 	int nr_cols;
 	int default_sort;		/* column index */
 	enum mms_focus_kind focus;	/* what Enter drills into */

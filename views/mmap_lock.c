@@ -21,7 +21,7 @@ enum {
 	M_MMAP_RETRY, M_NR
 };
 
-static const struct mt_metric metrics[M_NR] = {
+static const struct mtable_metric metrics[M_NR] = {
 	[M_WAIT_R] = { MMS_M_MMAP_WAIT_READ, 0, 0 },
 	[M_WAIT_W] = { MMS_M_MMAP_WAIT_WRITE, 0, 0 },
 	[M_ACQ_R] = { MMS_M_MMAP_ACQUIRE_READ, 0, 0 },
@@ -51,7 +51,7 @@ static const struct mms_column cols[] = {
 	{ "WAIT, LAST MINUTE", 20, 0, true, false, 6 },
 };
 
-static const struct mt_col mcols[] = {
+static const struct mtable_col mcols[] = {
 	{ MT_PID, 0 },
 	{ MT_COMM, 0 },
 	{ MT_COUNT_RATE, M_WAIT_R },

@@ -10,7 +10,7 @@
 
 #define SPARK_MAX 600
 
-struct mt_row {
+struct mtable_row {
 	uint64_t key;		/* tgid, or sub */
 	uint32_t proc_id;	/* a task entry of the process (comm) */
 	uint32_t pad;
@@ -42,7 +42,7 @@ int mtable_create(const struct mtable_cfg *cfg, struct mtable **out)
 
 	if (!m)
 		return -ENOMEM;
-	vu_agg_init(&m->rows, sizeof(struct mt_row));
+	vu_agg_init(&m->rows, sizeof(struct mtable_row));
 	vu_agg_init(&m->spark, sizeof(struct spark_ent));
 	mtable_set_cfg(m, cfg);
 	*out = m;
@@ -92,7 +92,7 @@ static uint32_t sample_metrics(const struct mtable_cfg *cfg, const char *name, u
 	uint32_t bits = 0;
 
 	for (int i = 0; i < cfg->nr_metrics; i++) {
-		const struct mt_metric *mt = &cfg->metrics[i];
+		const struct mtable_metric *mt = &cfg->metrics[i];
 
 		if (!strcmp(mt->name, name) && (sub & mt->sub_mask) == mt->sub_val)
 			bits |= 1U << i;
@@ -127,7 +127,7 @@ static int add_interval(struct mtable *m, const struct mms_view_env *env, uint32
 			continue;
 		key = row_key(m, env, s);
 		if (in_range) {
-			struct mt_row *r = vu_agg_get(&m->rows, key);
+			struct mtable_row *r = vu_agg_get(&m->rows, key);
 
 			if (!r)
 				return -ENOMEM;
@@ -152,7 +152,7 @@ static int add_interval(struct mtable *m, const struct mms_view_env *env, uint32
 }
 
 static void row_text(const struct mtable *m, const struct mms_view_env *env,
-		     const struct mt_row *r, const struct mt_col *mc, char *buf, size_t len)
+		     const struct mtable_row *r, const struct mtable_col *mc, char *buf, size_t len)
 {
 	const struct mms_task *t = mms_store_get_task(env->st, r->proc_id);
 	const struct mms_stat *s = &r->s[mc->metric];
@@ -216,7 +216,8 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 
 static struct mtable *sort_m;
 
-static double sort_num(const struct mtable *m, const struct mt_row *r, const struct mt_col *mc)
+static double sort_num(const struct mtable *m, const struct mtable_row *r,
+		       const struct mtable_col *mc)
 {
 	const struct mms_stat *s = &r->s[mc->metric];
 
@@ -242,9 +243,9 @@ static double sort_num(const struct mtable *m, const struct mt_row *r, const str
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct mtable *m = sort_m;
-	const struct mt_row *x = vu_agg_at(&m->rows, *(const uint32_t *)a);
-	const struct mt_row *y = vu_agg_at(&m->rows, *(const uint32_t *)b);
-	const struct mt_col *mc = &m->cfg->mcols[m->t.sort];
+	const struct mtable_row *x = vu_agg_at(&m->rows, *(const uint32_t *)a);
+	const struct mtable_row *y = vu_agg_at(&m->rows, *(const uint32_t *)b);
+	const struct mtable_col *mc = &m->cfg->mcols[m->t.sort];
 	bool desc = m->cfg->cols[m->t.sort].left ? m->t.invert : !m->t.invert;
 	int c;
 
@@ -265,14 +266,14 @@ static int cmp_rows(const void *a, const void *b)
 }
 
 static bool row_matches(const struct mtable *m, const struct mms_view_env *env,
-			const struct mt_row *r)
+			const struct mtable_row *r)
 {
 	char buf[64];
 
 	if (!env->filter || !*env->filter)
 		return true;
 	for (int i = 0; i < m->cfg->nr_cols; i++) {
-		enum mt_what w = m->cfg->mcols[i].what;
+		enum mtable_what w = m->cfg->mcols[i].what;
 
 		if (w != MT_PID && w != MT_COMM && w != MT_SUB)
 			continue;
@@ -361,10 +362,10 @@ void mtable_draw(struct mtable *m, const struct mms_view_env *env, struct mms_ca
 	}
 	for (int i = 0; i < h - 1 && m->t.top + (size_t)i < m->t.nr; i++) {
 		size_t row = m->t.top + (size_t)i;
-		const struct mt_row *r = vu_agg_at(&m->rows, m->order[row]);
+		const struct mtable_row *r = vu_agg_at(&m->rows, m->order[row]);
 
 		for (int k = 0; k < m->t.nr_cols; k++) {
-			const struct mt_col *mc = &m->cfg->mcols[k];
+			const struct mtable_col *mc = &m->cfg->mcols[k];
 
 			if (m->t.w[k] <= 0)
 				continue;

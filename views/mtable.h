@@ -12,13 +12,13 @@
 
 #define MT_MAX_METRICS 12
 
-struct mt_metric {
+struct mtable_metric {
 	const char *name;
 	uint32_t sub_mask;	/* sample counts when (sub & mask) == val; mask 0: any sub */
 	uint32_t sub_val;
 };
 
-enum mt_what {
+enum mtable_what {
 	MT_PID,
 	MT_COMM,
 	MT_SUB,		/* the sub-key's name (by_sub tables) */
@@ -32,18 +32,18 @@ enum mt_what {
 	MT_SPARK,
 };
 
-struct mt_col {
-	enum mt_what what;
+struct mtable_col {
+	enum mtable_what what;
 	int metric;	/* index into metrics[] */
 };
 
 struct mtable_cfg {
 	bool by_sub;	/* rows per sub-key (folio order) instead of per process */
 	const char *(*sub_name)(uint32_t sub, char *buf, size_t len);
-	const struct mt_metric *metrics;
+	const struct mtable_metric *metrics;
 	int nr_metrics;
 	const struct mms_column *cols;
-	const struct mt_col *mcols;
+	const struct mtable_col *mcols;
 	int nr_cols;
 	int default_sort;
 	uint32_t spark_metrics;	/* bit i: metric i's count goes into the sparkline */

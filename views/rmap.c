@@ -18,7 +18,7 @@
 
 enum { R_BATCH, R_ANON, R_FILE, R_NR };
 
-static const struct mt_metric metrics[R_NR] = {
+static const struct mtable_metric metrics[R_NR] = {
 	[R_BATCH] = { MMS_M_RMAP_BATCH, 0, 0 },
 	[R_ANON] = { MMS_M_RMAP_BATCH_ANON, 0, 0 },
 	[R_FILE] = { MMS_M_RMAP_BATCH_FILE, 0, 0 },
@@ -35,7 +35,7 @@ static const struct mms_column cols[] = {
 	{ "CALLS, LAST MINUTE", 20, 0, true, false, 4 },
 };
 
-static const struct mt_col mcols[] = {
+static const struct mtable_col mcols[] = {
 	{ MT_SUB, 0 }, { MT_COUNT_RATE, R_BATCH }, { MT_TOTAL_RATE, R_BATCH },
 	{ MT_MEAN, R_BATCH }, { MT_MAX, R_BATCH }, { MT_COUNT_RATE, R_ANON },
 	{ MT_COUNT_RATE, R_FILE }, { MT_SPARK, 0 },

@@ -19,7 +19,7 @@ static const struct mms_column cols[] = {
 	{ "WAIT, LAST MINUTE", 20, 0, true, false, 5 },
 };
 
-static const enum lr_col kinds[] = {
+static const enum lockrows_col kinds[] = {
 	LR_TID, LR_PID, LR_NAME, LR_CGROUP, LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_LOCK, LR_SPARK,
 };
 

@@ -17,7 +17,7 @@
 
 enum { V_SPLIT, V_MERGE, V_PREV, V_NEXT, V_BOTH, V_EXPAND, V_SHRINK, V_NR };
 
-static const struct mt_metric measured_metrics[V_NR] = {
+static const struct mtable_metric measured_metrics[V_NR] = {
 	[V_SPLIT] = { MMS_M_VMA_SPLIT, 0, 0 },
 	[V_MERGE] = { MMS_M_VMA_MERGE, 0, 0 },
 	[V_PREV] = { MMS_M_VMA_MERGE, 3, MMS_VMA_MERGE_PREV },
@@ -40,7 +40,7 @@ static const struct mms_column measured_cols[] = {
 	{ "SPLITS+MERGES, LAST MIN", 20, 0, true, false, 4 },
 };
 
-static const struct mt_col measured_mcols[] = {
+static const struct mtable_col measured_mcols[] = {
 	{ MT_PID, 0 }, { MT_COMM, 0 }, { MT_COUNT_RATE, V_SPLIT }, { MT_COUNT_RATE, V_MERGE },
 	{ MT_COUNT_RATE, V_PREV }, { MT_COUNT_RATE, V_NEXT }, { MT_COUNT_RATE, V_BOTH },
 	{ MT_COUNT_RATE, V_EXPAND }, { MT_COUNT_RATE, V_SHRINK }, { MT_SPARK, 0 },
@@ -59,7 +59,7 @@ static const struct mtable_cfg measured = {
 
 enum { I_CALLS, I_UP, I_DOWN, I_SHORT, I_NR };
 
-static const struct mt_metric inferred_metrics[I_NR] = {
+static const struct mtable_metric inferred_metrics[I_NR] = {
 	[I_CALLS] = { MMS_M_VMA_INFERRED_CALLS, 0, 0 },
 	[I_UP] = { MMS_M_VMA_INFERRED_UP, 0, 0 },
 	[I_DOWN] = { MMS_M_VMA_INFERRED_DOWN, 0, 0 },
@@ -77,7 +77,7 @@ static const struct mms_column inferred_cols[] = {
 	{ "VMA CHANGES, LAST MIN", 20, 0, true, false, 4 },
 };
 
-static const struct mt_col inferred_mcols[] = {
+static const struct mtable_col inferred_mcols[] = {
 	{ MT_PID, 0 }, { MT_COMM, 0 }, { MT_COUNT_RATE, I_CALLS }, { MT_TOTAL_RATE, I_UP },
 	{ MT_TOTAL_RATE, I_DOWN }, { MT_COUNT_RATE, I_UP }, { MT_COUNT_RATE, I_DOWN },
 	{ MT_SPARK, 0 },
