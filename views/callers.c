@@ -19,7 +19,8 @@ static const struct mms_column cols[] = {
 };
 
 static const enum lockrows_col kinds[] = {
-	LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_P99, LR_NAME, LR_LOCK, LR_SPARK,
+	LOCKROWS_COUNT, LOCKROWS_WAIT, LOCKROWS_AVG, LOCKROWS_MAX, LOCKROWS_P99, LOCKROWS_NAME,
+	LOCKROWS_LOCK, LOCKROWS_SPARK,
 };
 
 static const struct lockrows_cfg cfg = {

@@ -124,31 +124,31 @@ static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum
 	out->v = 0;
 	out->s = NULL;
 	switch (k) {
-	case LR_NAME:
+	case LOCKROWS_NAME:
 		out->s = row_label(lr, env->st, idx);
 		break;
-	case LR_TYPE:
+	case LOCKROWS_TYPE:
 		out->s = mms_lock_type_name(r->flags);
 		break;
-	case LR_TID:
-	case LR_PID:
+	case LOCKROWS_TID:
+	case LOCKROWS_PID:
 		t = row_task(env, r);
-		out->v = t && !mms_tgid_short(t->tgid) ? (k == LR_TID ? t->tid : t->tgid) : 0;
+		out->v = t && !mms_tgid_short(t->tgid) ? (k == LOCKROWS_TID ? t->tid : t->tgid) : 0;
 		break;
-	case LR_CGROUP:
+	case LOCKROWS_CGROUP:
 		t = row_task(env, r);
 		out->s = t && t->cgroup_id ? mms_store_get_str(env->st, t->cgroup_id) : "";
 		break;
-	case LR_COUNT:
+	case LOCKROWS_COUNT:
 		out->v = r->wait.count;
 		break;
-	case LR_AVG:
+	case LOCKROWS_AVG:
 		out->v = mms_stat_avg(&r->wait);
 		break;
-	case LR_MAX:
+	case LOCKROWS_MAX:
 		out->v = r->wait.max;
 		break;
-	case LR_P99:
+	case LOCKROWS_P99:
 		out->v = mms_stat_percentile(&r->wait, 99);
 		break;
 	default:
@@ -426,42 +426,42 @@ static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum 
 	const struct mms_task *t;
 
 	switch (k) {
-	case LR_NAME:
+	case LOCKROWS_NAME:
 		snprintf(buf, len, "%s", row_label(lr, env->st, (size_t)(r - lr->rows.rows)));
 		break;
-	case LR_TYPE:
+	case LOCKROWS_TYPE:
 		snprintf(buf, len, "%s", mms_lock_type_name(r->flags));
 		break;
-	case LR_TID:
-	case LR_PID:
+	case LOCKROWS_TID:
+	case LOCKROWS_PID:
 		t = row_task(env, r);
 		if (t && mms_tgid_short(t->tgid))	/* short-lived processes together */
 			snprintf(buf, len, "-");
 		else
-			snprintf(buf, len, "%u", t ? (k == LR_TID ? t->tid : t->tgid) : 0);
+			snprintf(buf, len, "%u", t ? (k == LOCKROWS_TID ? t->tid : t->tgid) : 0);
 		break;
-	case LR_CGROUP:
+	case LOCKROWS_CGROUP:
 		t = row_task(env, r);
 		snprintf(buf, len, "%s", t && t->cgroup_id ?
 			 mms_store_get_str(env->st, t->cgroup_id) : "-");
 		break;
-	case LR_LOCK:
+	case LOCKROWS_LOCK:
 		/* The first lock seen stands for the row: enough to recognise it. */
 		mms_store_lock_label(env->st, r->first_lock, buf, len);
 		break;
-	case LR_COUNT:
+	case LOCKROWS_COUNT:
 		vu_fmt_rate(buf, len, r->wait.count, env->secs);
 		break;
-	case LR_WAIT:
+	case LOCKROWS_WAIT:
 		vu_fmt_wait_rate(buf, len, r->wait.total, env->secs);
 		break;
-	case LR_AVG:
+	case LOCKROWS_AVG:
 		vu_fmt_time(buf, len, mms_stat_avg(&r->wait));
 		break;
-	case LR_MAX:
+	case LOCKROWS_MAX:
 		vu_fmt_time(buf, len, r->wait.max);
 		break;
-	case LR_P99:
+	case LOCKROWS_P99:
 		vu_fmt_time(buf, len, mms_stat_percentile(&r->wait, 99));
 		break;
 	default:
@@ -482,7 +482,7 @@ static void draw_row(struct lockrows *lr, const struct mms_view_env *env, struct
 
 		if (w <= 0)
 			continue;
-		if (k == LR_SPARK) {
+		if (k == LOCKROWS_SPARK) {
 			n = vu_series_get(lr->series, env, r->key, false, series, SPARK_MAX);
 			mms_canvas_spark(c, x, y, w, series, n, 0, MMS_ROLE_SPARK);
 			continue;
@@ -491,8 +491,8 @@ static void draw_row(struct lockrows *lr, const struct mms_view_env *env, struct
 		if (lr->cfg->cols[i].left)
 			mms_canvas_put(c, x, y, MMS_ROLE_NORMAL, buf, w);
 		else
-			mms_canvas_put_right(c, x, y, w,
-					     k == LR_WAIT ? MMS_ROLE_VALUE : MMS_ROLE_NORMAL, buf);
+			mms_canvas_put_right(c, x, y, w, k == LOCKROWS_WAIT ? MMS_ROLE_VALUE :
+					     MMS_ROLE_NORMAL, buf);
 	}
 }
 

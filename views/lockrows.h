@@ -11,18 +11,18 @@
 #include "mmscope/view.h"
 
 enum lockrows_col {
-	LR_NAME,	/* the row's label: lock name, caller symbol, comm */
-	LR_TYPE,	/* lock type of the first wait */
-	LR_TID,
-	LR_PID,
-	LR_CGROUP,	/* the task's cgroup v2 path (tasks) */
-	LR_LOCK,	/* a lock this row waited on (callers, tasks) */
-	LR_COUNT,	/* contentions per second */
-	LR_WAIT,	/* wait per second */
-	LR_AVG,
-	LR_MAX,
-	LR_P99,
-	LR_SPARK,	/* wait per second over the last minute */
+	LOCKROWS_NAME,	/* the row's label: lock name, caller symbol, comm */
+	LOCKROWS_TYPE,	/* lock type of the first wait */
+	LOCKROWS_TID,
+	LOCKROWS_PID,
+	LOCKROWS_CGROUP,	/* the task's cgroup v2 path (tasks) */
+	LOCKROWS_LOCK,	/* a lock this row waited on (callers, tasks) */
+	LOCKROWS_COUNT,	/* contentions per second */
+	LOCKROWS_WAIT,	/* wait per second */
+	LOCKROWS_AVG,
+	LOCKROWS_MAX,
+	LOCKROWS_P99,
+	LOCKROWS_SPARK,	/* wait per second over the last minute */
 };
 
 struct lockrows_cfg {

@@ -20,7 +20,8 @@ static const struct mms_column cols[] = {
 };
 
 static const enum lockrows_col kinds[] = {
-	LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_P99, LR_TYPE, LR_NAME, LR_SPARK,
+	LOCKROWS_COUNT, LOCKROWS_WAIT, LOCKROWS_AVG, LOCKROWS_MAX, LOCKROWS_P99, LOCKROWS_TYPE,
+	LOCKROWS_NAME, LOCKROWS_SPARK,
 };
 
 static const struct lockrows_cfg cfg = {

@@ -52,20 +52,20 @@ static const struct mms_column cols[] = {
 };
 
 static const struct mtable_col mcols[] = {
-	{ MT_PID, 0 },
-	{ MT_COMM, 0 },
-	{ MT_COUNT_RATE, M_WAIT_R },
-	{ MT_WAIT_RATE, M_WAIT_R },
-	{ MT_AVG_TIME, M_WAIT_R },
-	{ MT_COUNT_RATE, M_WAIT_W },
-	{ MT_WAIT_RATE, M_WAIT_W },
-	{ MT_AVG_TIME, M_WAIT_W },
-	{ MT_AVG_TIME, M_HOLD_R },
-	{ MT_AVG_TIME, M_HOLD_W },
-	{ MT_MAX_TIME, M_HOLD_W },
-	{ MT_COUNT_RATE, M_FAULT },
-	{ MT_COUNT_RATE, M_FALLBACK },
-	{ MT_SPARK, 0 },
+	{ MTABLE_PID, 0 },
+	{ MTABLE_COMM, 0 },
+	{ MTABLE_COUNT_RATE, M_WAIT_R },
+	{ MTABLE_WAIT_RATE, M_WAIT_R },
+	{ MTABLE_AVG_TIME, M_WAIT_R },
+	{ MTABLE_COUNT_RATE, M_WAIT_W },
+	{ MTABLE_WAIT_RATE, M_WAIT_W },
+	{ MTABLE_AVG_TIME, M_WAIT_W },
+	{ MTABLE_AVG_TIME, M_HOLD_R },
+	{ MTABLE_AVG_TIME, M_HOLD_W },
+	{ MTABLE_MAX_TIME, M_HOLD_W },
+	{ MTABLE_COUNT_RATE, M_FAULT },
+	{ MTABLE_COUNT_RATE, M_FALLBACK },
+	{ MTABLE_SPARK, 0 },
 };
 
 static const struct mtable_cfg cfg = {

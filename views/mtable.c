@@ -14,7 +14,7 @@ struct mtable_row {
 	uint64_t key;		/* tgid, or sub */
 	uint32_t proc_id;	/* a task entry of the process (comm) */
 	uint32_t pad;
-	struct mms_stat s[MT_MAX_METRICS];
+	struct mms_stat s[MTABLE_MAX_METRICS];
 };
 
 struct spark_ent {
@@ -31,7 +31,7 @@ struct mtable {
 	size_t order_cap;
 	uint32_t nr_spark;
 	double spark_secs[SPARK_MAX];
-	struct mms_stat sum[MT_MAX_METRICS];
+	struct mms_stat sum[MTABLE_MAX_METRICS];
 	uint64_t sel_key;
 	const struct mms_view_env *env;	/* during a sort only */
 };
@@ -159,12 +159,12 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 	double mean;
 
 	switch (mc->what) {
-	case MT_PID:
+	case MTABLE_PID:
 		snprintf(buf, len, "%llu", (unsigned long long)r->key);
 		if (!r->key || (!m->cfg->by_sub && mms_tgid_short((uint32_t)r->key)))
 			snprintf(buf, len, "-");
 		break;
-	case MT_COMM:
+	case MTABLE_COMM:
 		if (!m->cfg->by_sub && r->key && mms_tgid_short((uint32_t)r->key)) {
 			char rate[32] = "";
 
@@ -178,35 +178,35 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			snprintf(buf, len, "%s", !r->key ? "(system)" :
 				 t ? mms_store_get_str(env->st, t->comm_id) : "?");
 		break;
-	case MT_SUB:
+	case MTABLE_SUB:
 		if (!m->cfg->sub_name || !m->cfg->sub_name((uint32_t)r->key, buf, len))
 			snprintf(buf, len, "%llu", (unsigned long long)r->key);
 		break;
-	case MT_COUNT_RATE:
+	case MTABLE_COUNT_RATE:
 		vu_fmt_rate(buf, len, s->count, env->secs);
 		break;
-	case MT_TOTAL_RATE:
+	case MTABLE_TOTAL_RATE:
 		vu_fmt_rate(buf, len, s->total, env->secs);
 		break;
-	case MT_WAIT_RATE:
+	case MTABLE_WAIT_RATE:
 		vu_fmt_wait_rate(buf, len, s->total, env->secs);
 		break;
-	case MT_MEAN:
+	case MTABLE_MEAN:
 		mean = s->count ? (double)s->total / (double)s->count : 0;
 		if (!s->count)
 			snprintf(buf, len, "-");
 		else
 			snprintf(buf, len, mean < 100 ? "%.2f" : "%.0f", mean);
 		break;
-	case MT_AVG_TIME:
+	case MTABLE_AVG_TIME:
 		vu_fmt_time(buf, len, mms_stat_avg(s));
 		break;
-	case MT_MAX:
+	case MTABLE_MAX:
 		snprintf(buf, len, "%llu", (unsigned long long)s->max);
 		if (!s->count)
 			snprintf(buf, len, "-");
 		break;
-	case MT_MAX_TIME:
+	case MTABLE_MAX_TIME:
 		vu_fmt_time(buf, len, s->max);
 		break;
 	default:
@@ -222,17 +222,17 @@ static double sort_num(const struct mtable *m, const struct mtable_row *r,
 	const struct mms_stat *s = &r->s[mc->metric];
 
 	switch (mc->what) {
-	case MT_COUNT_RATE:
+	case MTABLE_COUNT_RATE:
 		return (double)s->count;
-	case MT_TOTAL_RATE:
-	case MT_WAIT_RATE:
+	case MTABLE_TOTAL_RATE:
+	case MTABLE_WAIT_RATE:
 		return (double)s->total;
-	case MT_MEAN:
+	case MTABLE_MEAN:
 		return s->count ? (double)s->total / (double)s->count : 0;
-	case MT_AVG_TIME:
+	case MTABLE_AVG_TIME:
 		return (double)mms_stat_avg(s);
-	case MT_MAX:
-	case MT_MAX_TIME:
+	case MTABLE_MAX:
+	case MTABLE_MAX_TIME:
 		return (double)s->max;
 	default:
 		(void)m;
@@ -249,7 +249,7 @@ static int cmp_rows(const void *a, const void *b)
 	bool desc = m->cfg->cols[m->t.sort].left ? m->t.invert : !m->t.invert;
 	int c;
 
-	if (mc->what == MT_COMM) {
+	if (mc->what == MTABLE_COMM) {
 		char bx[64], by[64];
 
 		row_text(m, m->env, x, mc, bx, sizeof(bx));
@@ -275,7 +275,7 @@ static bool row_matches(const struct mtable *m, const struct mms_view_env *env,
 	for (int i = 0; i < m->cfg->nr_cols; i++) {
 		enum mtable_what w = m->cfg->mcols[i].what;
 
-		if (w != MT_PID && w != MT_COMM && w != MT_SUB)
+		if (w != MTABLE_PID && w != MTABLE_COMM && w != MTABLE_SUB)
 			continue;
 		row_text(m, env, r, &m->cfg->mcols[i], buf, sizeof(buf));
 		if (vu_match(env->filter, buf))
@@ -369,7 +369,7 @@ void mtable_draw(struct mtable *m, const struct mms_view_env *env, struct mms_ca
 
 			if (m->t.w[k] <= 0)
 				continue;
-			if (mc->what == MT_SPARK) {
+			if (mc->what == MTABLE_SPARK) {
 				draw_spark(m, c, m->t.x[k], y + 1 + i, m->t.w[k], r->key);
 				continue;
 			}

@@ -10,7 +10,7 @@
 
 #include "mmscope/view.h"
 
-#define MT_MAX_METRICS 12
+#define MTABLE_MAX_METRICS 12
 
 struct mtable_metric {
 	const char *name;
@@ -19,17 +19,17 @@ struct mtable_metric {
 };
 
 enum mtable_what {
-	MT_PID,
-	MT_COMM,
-	MT_SUB,		/* the sub-key's name (by_sub tables) */
-	MT_COUNT_RATE,	/* events per second */
-	MT_TOTAL_RATE,	/* summed values per second (pages/s, VMAs/s) */
-	MT_WAIT_RATE,	/* summed nanoseconds per second */
-	MT_MEAN,	/* total / count, as a number */
-	MT_AVG_TIME,
-	MT_MAX,
-	MT_MAX_TIME,
-	MT_SPARK,
+	MTABLE_PID,
+	MTABLE_COMM,
+	MTABLE_SUB,		/* the sub-key's name (by_sub tables) */
+	MTABLE_COUNT_RATE,	/* events per second */
+	MTABLE_TOTAL_RATE,	/* summed values per second (pages/s, VMAs/s) */
+	MTABLE_WAIT_RATE,	/* summed nanoseconds per second */
+	MTABLE_MEAN,	/* total / count, as a number */
+	MTABLE_AVG_TIME,
+	MTABLE_MAX,
+	MTABLE_MAX_TIME,
+	MTABLE_SPARK,
 };
 
 struct mtable_col {

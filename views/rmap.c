@@ -36,9 +36,9 @@ static const struct mms_column cols[] = {
 };
 
 static const struct mtable_col mcols[] = {
-	{ MT_SUB, 0 }, { MT_COUNT_RATE, R_BATCH }, { MT_TOTAL_RATE, R_BATCH },
-	{ MT_MEAN, R_BATCH }, { MT_MAX, R_BATCH }, { MT_COUNT_RATE, R_ANON },
-	{ MT_COUNT_RATE, R_FILE }, { MT_SPARK, 0 },
+	{ MTABLE_SUB, 0 }, { MTABLE_COUNT_RATE, R_BATCH }, { MTABLE_TOTAL_RATE, R_BATCH },
+	{ MTABLE_MEAN, R_BATCH }, { MTABLE_MAX, R_BATCH }, { MTABLE_COUNT_RATE, R_ANON },
+	{ MTABLE_COUNT_RATE, R_FILE }, { MTABLE_SPARK, 0 },
 };
 
 static const char *order_name(uint32_t order, char *buf, size_t len)

@@ -20,7 +20,8 @@ static const struct mms_column cols[] = {
 };
 
 static const enum lockrows_col kinds[] = {
-	LR_TID, LR_PID, LR_NAME, LR_CGROUP, LR_COUNT, LR_WAIT, LR_AVG, LR_MAX, LR_LOCK, LR_SPARK,
+	LOCKROWS_TID, LOCKROWS_PID, LOCKROWS_NAME, LOCKROWS_CGROUP, LOCKROWS_COUNT, LOCKROWS_WAIT,
+	LOCKROWS_AVG, LOCKROWS_MAX, LOCKROWS_LOCK, LOCKROWS_SPARK,
 };
 
 static const struct lockrows_cfg cfg = {

@@ -41,9 +41,10 @@ static const struct mms_column measured_cols[] = {
 };
 
 static const struct mtable_col measured_mcols[] = {
-	{ MT_PID, 0 }, { MT_COMM, 0 }, { MT_COUNT_RATE, V_SPLIT }, { MT_COUNT_RATE, V_MERGE },
-	{ MT_COUNT_RATE, V_PREV }, { MT_COUNT_RATE, V_NEXT }, { MT_COUNT_RATE, V_BOTH },
-	{ MT_COUNT_RATE, V_EXPAND }, { MT_COUNT_RATE, V_SHRINK }, { MT_SPARK, 0 },
+	{ MTABLE_PID, 0 }, { MTABLE_COMM, 0 },
+	{ MTABLE_COUNT_RATE, V_SPLIT }, { MTABLE_COUNT_RATE, V_MERGE },
+	{ MTABLE_COUNT_RATE, V_PREV }, { MTABLE_COUNT_RATE, V_NEXT }, { MTABLE_COUNT_RATE, V_BOTH },
+	{ MTABLE_COUNT_RATE, V_EXPAND }, { MTABLE_COUNT_RATE, V_SHRINK }, { MTABLE_SPARK, 0 },
 };
 
 static const struct mtable_cfg measured = {
@@ -78,9 +79,10 @@ static const struct mms_column inferred_cols[] = {
 };
 
 static const struct mtable_col inferred_mcols[] = {
-	{ MT_PID, 0 }, { MT_COMM, 0 }, { MT_COUNT_RATE, I_CALLS }, { MT_TOTAL_RATE, I_UP },
-	{ MT_TOTAL_RATE, I_DOWN }, { MT_COUNT_RATE, I_UP }, { MT_COUNT_RATE, I_DOWN },
-	{ MT_SPARK, 0 },
+	{ MTABLE_PID, 0 }, { MTABLE_COMM, 0 },
+	{ MTABLE_COUNT_RATE, I_CALLS }, { MTABLE_TOTAL_RATE, I_UP },
+	{ MTABLE_TOTAL_RATE, I_DOWN }, { MTABLE_COUNT_RATE, I_UP }, { MTABLE_COUNT_RATE, I_DOWN },
+	{ MTABLE_SPARK, 0 },
 };
 
 static const struct mtable_cfg inferred = {
