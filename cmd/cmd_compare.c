@@ -150,6 +150,7 @@ out:
 
 int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c)
 {
+	struct mms_tui_config cfg = { 0 };
 	struct mms_tui_term term;
 	char err[512] = "";
 	int e;
@@ -164,7 +165,10 @@ int mms_cmd_compare_tui(struct mms_cli *cli, const struct mms_compare *c)
 		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
-	e = mms_tui_run_compare(c, &term, cli->opts.no_color, err, sizeof(err));
+	cfg.cmp = c;
+	cfg.term = &term;
+	cfg.no_color = cli->opts.no_color;
+	e = mms_tui_run(&cfg, err, sizeof(err));
 	mms_tui_term_release(&term);
 	if (e && err[0])
 		mms_cli_error("%s", err);

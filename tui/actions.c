@@ -3,7 +3,9 @@
  * Keys: one table of actions, each a function returning reaction flags
  * (htop's Action.c).  The help screen is generated from the same table, so
  * it lists every key there is.  Prompts (filter, file name, time) take the
- * keys while they are open.
+ * keys while they are open.  Each action says in which modes it works: a
+ * live session, a replay, the compare screen (no session: keys that would
+ * need one are not in its mode).
  */
 #include <curses.h>
 #include <errno.h>
@@ -14,7 +16,9 @@
 
 #define M_LIVE 1U
 #define M_REPLAY 2U
-#define M_ALL (M_LIVE | M_REPLAY)
+#define M_COMPARE 4U
+#define M_SESSION (M_LIVE | M_REPLAY)
+#define M_ALL (M_SESSION | M_COMPARE)
 #define CTRL(c) ((c) & 0x1f)
 
 struct tui_action {
@@ -25,9 +29,9 @@ struct tui_action {
 	unsigned int (*fn)(struct tui *t, int key);
 };
 
-static bool is_replay(const struct tui *t)
+static unsigned int mode(const struct tui *t)
 {
-	return t->cfg->replay != NULL;
+	return t->cfg->cmp ? M_COMPARE : t->cfg->replay ? M_REPLAY : M_LIVE;
 }
 
 static unsigned int act_help(struct tui *t, int key)
@@ -64,11 +68,17 @@ static unsigned int act_clear_filter(struct tui *t, int key)
 
 static unsigned int act_sort(struct tui *t, int key)
 {
+	const struct mms_view *v = t->views[t->active];
 	struct mms_list *l = tui_list(t);
+	int dir = key == '<' || key == ',' ? -1 : 1;
 
+	if (v->sort_step) {
+		tui_flash(t, false, "sorted by %s", v->sort_step(t->priv[t->active], dir));
+		return RX_UPDATE;
+	}
 	if (!l || !l->cols)
 		return RX_NONE;
-	mms_list_sort_step(l, key == '<' || key == ',' ? -1 : 1);
+	mms_list_sort_step(l, dir);
 	return RX_UPDATE;
 }
 
@@ -158,6 +168,17 @@ static unsigned int act_view(struct tui *t, int key)
 		return RX_NONE;
 	t->back = -1;
 	tui_switch(t, v);
+	return RX_UPDATE;
+}
+
+/* Tab in a view shown alone: what it shows (the compare screen's group). */
+static unsigned int act_cycle(struct tui *t, int key)
+{
+	const struct mms_view *v = t->views[t->active];
+
+	if (!v->cycle)
+		return RX_NONE;
+	tui_flash(t, false, "showing %s", v->cycle(t->priv[t->active], key == KEY_BTAB ? -1 : 1));
 	return RX_UPDATE;
 }
 
@@ -305,24 +326,27 @@ static unsigned int act_ends(struct tui *t, int key)
 
 static const struct tui_action actions[] = {
 	{ { '?', KEY_F(1), 'h' }, "? F1 h", "this help (any key closes it)", M_ALL, act_help },
-	{ { '\t', KEY_BTAB }, "Tab S-Tab", "next / previous view", M_ALL, act_view },
-	{ { '1', '2', '3', '4' }, "1..8", "go to view 1..8 (see the tabs)", M_ALL, act_view },
-	{ { '5', '6', '7', '8' }, NULL, NULL, M_ALL, act_view },
-	{ { '\r', '\n', KEY_ENTER }, "Enter", "drill in: detail of the selected row", M_ALL,
+	{ { '\t', KEY_BTAB }, "Tab S-Tab", "next / previous view", M_SESSION, act_view },
+	{ { '\t', KEY_BTAB }, "Tab S-Tab",
+	  "one group only (totals, locks, callers, mmap_lock, vma, rmap), then all", M_COMPARE,
+	  act_cycle },
+	{ { '1', '2', '3', '4' }, "1..8", "go to view 1..8 (see the tabs)", M_SESSION, act_view },
+	{ { '5', '6', '7', '8' }, NULL, NULL, M_SESSION, act_view },
+	{ { '\r', '\n', KEY_ENTER }, "Enter", "drill in: detail of the selected row", M_SESSION,
 	  act_enter },
-	{ { 27, KEY_BACKSPACE, 127 }, "Esc Bksp", "back out of a drill-in (or close help)", M_ALL,
-	  act_back },
+	{ { 27, KEY_BACKSPACE, 127 }, "Esc Bksp", "back out of a drill-in (or close help)",
+	  M_SESSION, act_back },
 	{ { KEY_UP, KEY_DOWN, 'k', 'j' }, "Up Down j k", "select a row / scroll", M_ALL,
 	  act_move },
 	{ { KEY_PPAGE, KEY_NPAGE }, "PgUp PgDn", "page up / down", M_ALL, act_move },
-	{ { KEY_HOME, KEY_END }, "Home End", "first / last row", M_LIVE, act_move },
+	{ { KEY_HOME, KEY_END }, "Home End", "first / last row", M_LIVE | M_COMPARE, act_move },
 	{ { '/', KEY_F(3) }, "/ F3", "filter rows by name (substring, live); Enter keeps it",
 	  M_ALL, act_filter },
 	{ { '\\' }, "\\", "clear the filter", M_ALL, act_clear_filter },
 	{ { 's', KEY_F(6), '>', '.' }, "s F6 >", "sort by the next column", M_ALL, act_sort },
 	{ { '<', ',' }, "<", "sort by the previous column", M_ALL, act_sort },
 	{ { 'I' }, "I", "invert the sort order", M_ALL, act_invert },
-	{ { 'w' }, "w", "sum tables over: interval / last minute / whole window", M_ALL,
+	{ { 'w' }, "w", "sum tables over: interval / last minute / whole window", M_SESSION,
 	  act_range },
 	{ { ' ', 'p' }, "Space p", "pause (collection goes on; the view freezes) / go live",
 	  M_LIVE, act_pause },
@@ -460,7 +484,7 @@ static unsigned int mouse(struct tui *t, const struct screen_mouse *m)
 
 unsigned int tui_key(struct tui *t, int key, const struct screen_mouse *m)
 {
-	unsigned int mode = is_replay(t) ? M_REPLAY : M_LIVE;
+	unsigned int in = mode(t);
 
 	if (key == KEY_MOUSE)
 		return mouse(t, m);
@@ -469,11 +493,11 @@ unsigned int tui_key(struct tui *t, int key, const struct screen_mouse *m)
 	if (t->help && key != KEY_UP && key != KEY_DOWN && key != KEY_PPAGE && key != KEY_NPAGE &&
 	    key != 'j' && key != 'k') {
 		t->help = false;
-		if (key != 'q' && key != KEY_F(10))
+		if (key != 'q' && key != 'Q' && key != KEY_F(10))
 			return RX_REDRAW;	/* any key closes help; q still quits */
 	}
 	for (size_t i = 0; i < NR_ACTIONS; i++) {
-		if (!(actions[i].modes & mode))
+		if (!(actions[i].modes & in))
 			continue;
 		for (int k = 0; k < 4 && actions[i].keys[k]; k++)
 			if (actions[i].keys[k] == key)
@@ -484,15 +508,24 @@ unsigned int tui_key(struct tui *t, int key, const struct screen_mouse *m)
 
 void tui_draw_help(struct tui *t, struct mms_canvas *c, int y, int h)
 {
-	unsigned int mode = is_replay(t) ? M_REPLAY : M_LIVE;
+	static const char *const notes[] = {
+		"Mouse: click a tab to switch, a row to select, a column title to sort (again: "
+		"invert); the wheel scrolls.",
+		"Rates are per second over the range (w); sparklines show the last minute.  "
+		"NO_COLOR or --no-color: monochrome.",
+		NULL,
+	};
+	unsigned int in = mode(t);
+	const char *const *note = in == M_COMPARE ? tui_compare_notes : notes;
 	int row = 0, skip = t->help_top;
 
 	for (int i = 0; i < h; i++)
 		mms_canvas_fill(c, 0, y + i, c->w, ' ', MMS_ROLE_NORMAL);
 	mms_canvas_put(c, 0, y + row++, MMS_ROLE_TITLE,
-		       is_replay(t) ? "mmscope replay keys" : "mmscope keys", c->w);
+		       in == M_COMPARE ? "mmscope compare keys" :
+		       in == M_REPLAY ? "mmscope replay keys" : "mmscope keys", c->w);
 	for (size_t i = 0; i < NR_ACTIONS && row < h; i++) {
-		if (!(actions[i].modes & mode) || !actions[i].names)
+		if (!(actions[i].modes & in) || !actions[i].names)
 			continue;
 		if (skip-- > 0)
 			continue;
@@ -500,12 +533,6 @@ void tui_draw_help(struct tui *t, struct mms_canvas *c, int y, int h)
 		mms_canvas_put(c, 17, y + row, MMS_ROLE_NORMAL, actions[i].help, c->w - 17);
 		row++;
 	}
-	if (row < h)
-		mms_canvas_put(c, 1, y + row++, MMS_ROLE_DIM,
-			       "Mouse: click a tab to switch, a row to select, a column title to "
-			       "sort (again: invert); the wheel scrolls.", c->w - 1);
-	if (row < h)
-		mms_canvas_put(c, 1, y + row++, MMS_ROLE_DIM,
-			       "Rates are per second over the range (w); sparklines show the last "
-			       "minute.  NO_COLOR or --no-color: monochrome.", c->w - 1);
+	for (; *note && row < h; note++)
+		mms_canvas_put(c, 1, y + row++, MMS_ROLE_DIM, *note, c->w - 1);
 }

@@ -2,7 +2,8 @@
 /*
  * One frame: header, tab bar, the active view (or help), status line, all
  * drawn into the canvas; tui.c blits it.  Small terminals lose the header's
- * detail lines first, never the status line.
+ * detail lines first, never the status line.  The compare screen has a
+ * title line instead of the header and no tab bar (one view).
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static void draw_hints(struct tui *t, struct mms_canvas *c, int y)
 		"t/T", "Step", "[ ]", "Speed", "g", "Go to", "Home/End", "Ends",
 		"Enter", "Detail", "q", "Quit", NULL,
 	};
-	const char *const *h = t->cfg->replay ? replay : live;
+	const char *const *h = t->cfg->cmp ? tui_compare_hints : t->cfg->replay ? replay : live;
 	int x = 0;
 
 	for (int i = 0; h[i] && x < c->w; i += 2) {
@@ -121,14 +122,17 @@ void tui_draw_frame(struct tui *t)
 	int y = 0, hh;
 
 	mms_canvas_clear(c);
-	fill_header(t, &hd, rec, sizeof(rec), where, sizeof(where));
-	/* Header: 3 rows when there is room for a view under it, else 1. */
-	hh = c->h >= 10 ? 3 : 1;
-	y += mms_header_draw(&hd, &t->env, c, y, hh);
-	if (c->h >= 4)
-		draw_tabs(t, c, y++);
-	else
-		t->tabs_y = -1;
+	t->tabs_y = -1;
+	if (t->cfg->cmp) {
+		y += tui_compare_title(t, c, y);
+	} else {
+		fill_header(t, &hd, rec, sizeof(rec), where, sizeof(where));
+		/* Header: 3 rows when there is room for a view under it, else 1. */
+		hh = c->h >= 10 ? 3 : 1;
+		y += mms_header_draw(&hd, &t->env, c, y, hh);
+		if (c->h >= 4)
+			draw_tabs(t, c, y++);
+	}
 	t->view_y = y;
 	t->view_h = c->h - 1 - y;
 	if (t->help)

@@ -3,7 +3,8 @@
  * The TUI loop (see include/mmscope/tui.h): one poll() over the session's
  * descriptors and the terminal.  Ticks update the active view; keys go to
  * the action table; every change ends in one frame drawn into the canvas
- * and blitted.  In replay the loop paces the recording itself.
+ * and blitted.  In replay the loop paces the recording itself.  The compare
+ * screen has no session: the loop then polls a signalfd of its own instead.
  */
 #include <curses.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,8 +197,14 @@ static void views_destroy(struct tui *t)
 
 void tui_env_refresh(struct tui *t)
 {
-	const struct mms_options *o = mms_session_options(t->s);
+	const struct mms_options *o;
 
+	if (!t->s) {	/* the compare screen: no store, only the filter */
+		memset(&t->env, 0, sizeof(t->env));
+		t->env.filter = t->filter;
+		return;
+	}
+	o = mms_session_options(t->s);
 	mms_view_env_init(&t->env, t->st, t->paused ? t->paused_seq : -1, t->range);
 	t->env.live = !t->cfg->replay;
 	t->env.fam = t->cfg->fam ? t->cfg->fam : mms_session_family(t->s, 0);
@@ -309,6 +317,48 @@ static unsigned int on_session(struct tui *t, enum mms_session_event ev, char *e
 	}
 }
 
+/* Without a session the loop takes the signals itself: see on_signals(). */
+static int sig_open(struct tui *t, sigset_t *old, char *errbuf, size_t errlen)
+{
+	sigset_t mask;
+	int err;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGWINCH);
+	if (sigprocmask(SIG_BLOCK, &mask, old)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "sigprocmask: %s", strerror(-err));
+		return err;
+	}
+	t->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (t->sig_fd < 0) {
+		err = -errno;
+		snprintf(errbuf, errlen, "signalfd: %s", strerror(-err));
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return err;
+	}
+	return 0;
+}
+
+/* RX_QUIT for Ctrl-C, kill or hangup (a clean end); *winch for SIGWINCH. */
+static unsigned int on_signals(struct tui *t, bool *winch)
+{
+	struct signalfd_siginfo si;
+	unsigned int rx = RX_NONE;
+
+	while (read(t->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGWINCH)
+			*winch = true;
+		else
+			rx = RX_QUIT;
+	}
+	return rx;
+}
+
 static int loop(struct tui *t, char *errbuf, size_t errlen)
 {
 	struct pollfd fds[MAX_FDS];
@@ -316,14 +366,17 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 
 	for (;;) {
 		unsigned int rx = RX_NONE;
-		int n, key, stdin_idx;
+		int n = 0, key, stdin_idx;
 		struct screen_mouse m;
-		bool flash_on = t->flash[0] && tui_now_ms() < t->flash_until;
+		bool flash_on = t->flash[0] && tui_now_ms() < t->flash_until, winch = false;
 
 		if (dirty)
 			render(t);
 		dirty = false;
-		n = mms_session_pollfds(t->s, fds, MAX_FDS - 1);
+		if (t->s)
+			n = mms_session_pollfds(t->s, fds, MAX_FDS - 1);
+		else
+			fds[n++] = (struct pollfd){ .fd = t->sig_fd, .events = POLLIN };
 		stdin_idx = n;
 		fds[n++] = (struct pollfd){ .fd = t->cfg->term->tty_in, .events = POLLIN };
 		if (poll(fds, (nfds_t)n, poll_timeout(t)) < 0) {
@@ -332,8 +385,14 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 			snprintf(errbuf, errlen, "poll: %s", strerror(errno));
 			return -errno;
 		}
-		rx |= on_session(t, mms_session_dispatch(t->s, fds, stdin_idx), errbuf, errlen);
-		if (mms_session_take_winch(t->s)) {
+		if (t->s) {
+			rx |= on_session(t, mms_session_dispatch(t->s, fds, stdin_idx), errbuf,
+					 errlen);
+			winch = mms_session_take_winch(t->s);
+		} else {
+			rx |= on_signals(t, &winch);
+		}
+		if (winch) {
 			if (on_resize(t, true)) {
 				snprintf(errbuf, errlen, "out of memory resizing the screen");
 				rx |= RX_QUIT;
@@ -373,21 +432,29 @@ static int loop(struct tui *t, char *errbuf, size_t errlen)
 int mms_tui_run(const struct mms_tui_config *cfg, char *errbuf, size_t errlen)
 {
 	struct tui *t = calloc(1, sizeof(*t));
+	sigset_t old_mask;
 	int err;
 
 	errbuf[0] = 0;
+	sigemptyset(&old_mask);
 	if (!t) {
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	t->cfg = cfg;
-	t->s = cfg->s;
-	t->st = mms_session_store(cfg->s);
+	t->s = cfg->cmp ? NULL : cfg->s;
+	t->st = t->s ? mms_session_store(t->s) : NULL;
+	t->sig_fd = -1;
 	t->back = -1;
 	t->speed = SPEED_1X;
 	t->playing = cfg->replay != NULL;
 	t->gen = 1;
-	err = views_create(t, errbuf, errlen);
+	if (cfg->cmp) {
+		err = sig_open(t, &old_mask, errbuf, errlen);
+		if (err)
+			goto err_sig;
+	}
+	err = cfg->cmp ? tui_compare_open(t, errbuf, errlen) : views_create(t, errbuf, errlen);
 	if (err)
 		goto err_views;
 	err = screen_init(cfg->term->tty_in, cfg->term->tty_out, cfg->no_color, errbuf, errlen);
@@ -407,6 +474,11 @@ err_screen:
 	screen_end();
 err_views:
 	views_destroy(t);
+	if (t->sig_fd >= 0) {
+		close(t->sig_fd);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
+err_sig:
 	free(t);
 	return err;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The TUI's state, shared by the loop (tui.c), the key actions
- * (actions.c), the frame layout (frame.c) and prompts.
+ * (actions.c), the frame layout (frame.c) and prompts, and the compare
+ * screen's part (compare_tui.c).
  */
 #ifndef MMSCOPE_TUI_INT_H
 #define MMSCOPE_TUI_INT_H
@@ -32,8 +33,9 @@ enum prompt_kind {
 
 struct tui {
 	const struct mms_tui_config *cfg;
-	struct mms_session *s;
-	struct mms_store *st;
+	struct mms_session *s;	/* NULL on the compare screen */
+	struct mms_store *st;	/* the session's; NULL with it */
+	int sig_fd;		/* without a session: quit signals and SIGWINCH */
 	struct mms_canvas *c;
 	int w, h;
 
@@ -97,5 +99,13 @@ void tui_draw_help(struct tui *t, struct mms_canvas *c, int y, int h);
 
 /* frame.c: header, tabs, the view, the status line. */
 void tui_draw_frame(struct tui *t);
+
+/* compare_tui.c: the compare screen (cfg->cmp), one view and no session. */
+extern const char *const tui_compare_hints[];	/* status line: key, word, ..., NULL */
+extern const char *const tui_compare_notes[];	/* under the keys in help, NULL-terminated */
+/* Makes its one view, over cfg->cmp: 0 or -errno with a message. */
+int tui_compare_open(struct tui *t, char *errbuf, size_t errlen);
+/* The title line in place of a session's header, at y; returns the rows used. */
+int tui_compare_title(struct tui *t, struct mms_canvas *c, int y);
 
 #endif

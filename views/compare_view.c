@@ -412,3 +412,52 @@ void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h)
 	if (detail)
 		draw_detail(v, c, y + h - DETAIL_ROWS + 1);	/* a blank row above it */
 }
+
+/* ---- the view class (see mms_view_compare in compare_view.h) ---- */
+
+static void cmpview_op_destroy(void *priv)
+{
+	cmpview_destroy(priv);
+}
+
+static int cmpview_op_update(void *priv, const struct mms_view_env *env)
+{
+	struct cmpview *v = priv;
+
+	return cmpview_update(v, v->groups, env->filter);
+}
+
+static void cmpview_op_draw(void *priv, const struct mms_view_env *env, struct mms_canvas *c,
+			    int y, int h)
+{
+	cmpview_draw(priv, c, y, h);
+}
+
+static struct mms_list *cmpview_op_list(void *priv)
+{
+	return cmpview_list(priv);
+}
+
+static const char *cmpview_op_cycle(void *priv, int dir)
+{
+	struct cmpview *v = priv;
+
+	v->groups = cmpview_next_group(v, v->groups, dir);
+	return v->groups ? mms_compare_group_name(v->groups) : "all groups";
+}
+
+static const char *cmpview_op_sort_step(void *priv, int dir)
+{
+	return cmpview_sort_step(priv, dir);
+}
+
+const struct mms_view mms_view_compare = {
+	.name = "Compare",
+	.help = "a finished comparison: both sides, change and verdict; the runs of a row",
+	.destroy = cmpview_op_destroy,
+	.update = cmpview_op_update,
+	.draw = cmpview_op_draw,
+	.list = cmpview_op_list,
+	.cycle = cmpview_op_cycle,
+	.sort_step = cmpview_op_sort_step,
+};

@@ -6,7 +6,9 @@
  * selected row in full: every run's value, min, max, t, df and p.
  *
  * It renders a finished struct mms_compare into a canvas, like the other
- * views render a store; tui/compare_tui.c owns the loop and the keys.
+ * views render a store, and is a view of the TUI's loop (mms_view_compare;
+ * tui/compare_tui.c puts it on the screen): the TUI's key table and prompt
+ * drive it.
  */
 #ifndef MMSCOPE_VIEWS_COMPARE_VIEW_H
 #define MMSCOPE_VIEWS_COMPARE_VIEW_H
@@ -35,5 +37,12 @@ void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h);
 struct mms_list *cmpview_list(struct cmpview *v);
 /* The selected row, NULL when none shows. */
 const struct mms_cmp_row *cmpview_selected(const struct cmpview *v);
+
+/*
+ * The view class over a struct cmpview: update() applies env->filter to the
+ * group shown, Tab (cycle) picks the group, sort_step() is cmpview_sort_step().
+ * It has no create(): the TUI makes the instance with cmpview_create().
+ */
+extern const struct mms_view mms_view_compare;
 
 #endif

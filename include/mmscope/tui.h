@@ -5,11 +5,14 @@
  * header and the views (views/) through an off-screen canvas, and maps keys
  * and mouse clicks to actions.  The session may be live or a replay; the
  * TUI learns which from the config and never sees a collector or a file.
+ * The same loop and keys show the compare screen, over a finished comparison
+ * and no session at all (`mmscope compare --tui`).
  *
  * cmd/cmd_tui.c sets it up: mms_tui_term_claim() first (before the session
  * launches a command, so that the command's output cannot land on the
  * screen), then the session, then mms_tui_run(), then mms_tui_term_release()
  * which restores the terminal and prints whatever was written meanwhile.
+ * cmd/cmd_compare.c does the same without the session.
  */
 #ifndef MMSCOPE_TUI_H
 #define MMSCOPE_TUI_H
@@ -61,8 +64,15 @@ struct mms_tui_replay_ops {
 	void (*where)(void *ctx, char *buf, size_t len);
 };
 
+struct mms_compare;
+
 struct mms_tui_config {
 	struct mms_session *s;
+	/*
+	 * Instead of s: the compare screen (tui/compare_tui.c) over this finished
+	 * comparison.  No session then: s, info, fam, lost, rec and replay are NULL.
+	 */
+	const struct mms_compare *cmp;
 	struct mms_tui_term *term;
 	/* What the header shows; NULL: from the session. */
 	const struct mms_session_info *info;
@@ -81,15 +91,5 @@ struct mms_tui_config {
  * mms_tui_term_release()).
  */
 int mms_tui_run(const struct mms_tui_config *cfg, char *errbuf, size_t errlen);
-
-struct mms_compare;
-/*
- * The compare screen (`mmscope compare ... --tui`, tui/compare_tui.c) over a
- * finished comparison, on a terminal claimed with mms_tui_term_claim().  No
- * session: it has its own small loop.  Runs until q or a quit signal; 0, or
- * -errno with a message in errbuf.
- */
-int mms_tui_run_compare(const struct mms_compare *c, struct mms_tui_term *term, bool no_color,
-			char *errbuf, size_t errlen);
 
 #endif

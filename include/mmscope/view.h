@@ -125,6 +125,14 @@ struct mms_view {
 	bool (*enter)(void *priv, struct mms_focus *out);
 	/* A drill-in arrives (only for views that accept one). */
 	void (*focus)(void *priv, const struct mms_focus *f);
+	/*
+	 * Optional, for a view shown alone (the compare screen): Tab and S-Tab
+	 * step through what it shows (dir 1 / -1; the TUI then calls update())
+	 * and it returns what shows now.  Without it Tab goes to the next view.
+	 */
+	const char *(*cycle)(void *priv, int dir);
+	/* Optional: the view's own sort step instead of mms_list_sort_step(); returns its name. */
+	const char *(*sort_step)(void *priv, int dir);
 	/* Reads every interval the store holds, not only the range and its minute. */
 	bool whole_history;
 };

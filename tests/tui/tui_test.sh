@@ -7,8 +7,9 @@
 #   tui_test.sh MMSCOPE MMAP_CHURN TEST
 #
 # TEST is one of: first_frame locks_workload views short_tasks filter pause_step
-# quit_clean signals sizes command no_color replay record.  Live tests need
-# root (CAP_BPF + CAP_PERFMON): without it they exit 77 (skipped).
+# quit_clean signals sizes command no_color replay record compare.  Live tests
+# need root (CAP_BPF + CAP_PERFMON): without it they exit 77 (skipped); so
+# does compare, which records the two sides it compares.
 set -u
 
 mmscope=$(realpath "$1")
@@ -345,9 +346,157 @@ t_record() {
 	"$mmscope" info "$tmp/in-tui.mms" >/dev/null || fail "the recording does not read back"
 }
 
+# The NAME cells of the compare screen's table, top to bottom (the sort marker made one
+# character so that the header's columns line up with the rows').
+cmp_names() {
+	local head from len
+
+	head=$(cap | grep -m1 '^GROUP' | sed 's/[▲▼]/^/')
+	from=${head%%NAME*}
+	from=${#from}
+	len=${head%%METRIC*}
+	len=$((${#len} - from))
+	cap | sed -n '/^GROUP/,/^$/p' | sed '1d;/^$/d' | while IFS= read -r line; do
+		line=${line:$from:$len}
+		echo "${line%"${line##*[! ]}"}"
+	done
+}
+
+# cmp_sorted asc|desc: the names on screen are in that order, ignoring case (as strcasecmp).
+cmp_sorted() {
+	local prev='' name
+
+	while IFS= read -r name; do
+		name=${name,,}
+		if [ -n "$prev" ]; then
+			if [ "$1" = asc ]; then [[ $prev > $name ]] && return 1; fi
+			if [ "$1" = desc ]; then [[ $prev < $name ]] && return 1; fi
+		fi
+		prev=$name
+	done < <(cmp_names)
+	return 0
+}
+
+# compare --tui: the compare screen in the TUI's loop, on two recordings made here.
+t_compare() {
+	need_root
+	locale -a 2>/dev/null | grep -qix 'c.utf-\?8' || skip "no C.UTF-8 locale"
+	export LC_ALL=C.UTF-8	# tmux, the pane and mmscope: the filter is typed in UTF-8
+	local side args
+	for side in light heavy; do
+		args="-t 1 -P 2"
+		[ "$side" = heavy ] && args="-t 4 -P 2"
+		# shellcheck disable=SC2086
+		"$mmscope" record -o "$tmp/$side.mms" --duration 3 -- "$churn" -s 2 $args \
+			>"$tmp/$side.out" 2>"$tmp/$side.err" || {
+			cat "$tmp/$side.err"
+			fail "record $side failed"
+		}
+	done
+	start_shell 160 50
+	run "$mmscope compare --tui --base light --new heavy $tmp/light.mms -- $tmp/heavy.mms"
+	wait_for '^ mmscope compare +light: 1 run +heavy: 1 run +Welch' 10 || fail "no title line"
+	wait_for '^GROUP. +NAME +METRIC +BASE' 5 || fail "no table header"
+	local n rows before
+	n=$(cap | grep -oE '^[0-9]+ of [0-9]+ rows$' | grep -oE '[0-9]+' | head -1)
+	[ "${n:-0}" -ge 10 ] || fail "expected 10 rows or more, got '${n:-}'"
+	cap | grep -qE '^totals +all locks +avg wait ' || fail "no 'all locks' row"
+	cap | tail -1 | grep -q 'F1 Help  Tab Group' || fail "no compare hints on the status line"
+
+	# Tab: one group at a time; S-Tab back; S-Tab again: all groups.
+	keys Tab
+	wait_for "^[0-9]+ of $n rows  group: totals$" 5 || fail "Tab did not show the totals group"
+	cap | tail -1 | grep -q 'showing totals' || fail "no 'showing totals' message"
+	rows=$(cap | sed -n '/^GROUP/,/^$/p' | sed '1d;/^$/d')
+	[ -n "$rows" ] || fail "no rows in the totals group"
+	echo "$rows" | grep -v '^totals ' && fail "a row of another group under 'totals'"
+	keys Tab
+	wait_for "^[0-9]+ of $n rows  group: locks$" 5 || fail "a second Tab did not go to locks"
+	keys BTab
+	wait_for "group: totals$" 5 || fail "S-Tab did not go back to totals"
+	keys BTab
+	wait_for "^$n of $n rows$" 5 || fail "S-Tab from totals did not show all groups"
+
+	# The filter prompt takes UTF-8: é is one character, and one Backspace takes it away.
+	keys /
+	wait_for '^Filter: _' 5 || fail "no filter prompt"
+	tmux -L "$sock" send-keys -l 'éw'
+	wait_for '^Filter: éw_' 5 || fail "the typed 'éw' is not in the prompt"
+	wait_for "^0 of $n rows  matching /éw$" 5 || fail "'éw' did not narrow the rows to none"
+	keys BSpace
+	wait_for '^Filter: é_' 5 || fail "Backspace did not take the w"
+	keys BSpace
+	wait_for '^Filter: _' 5 || fail "Backspace did not take the whole é"
+	wait_for "^$n of $n rows$" 5 || fail "an empty filter did not bring every row back"
+	tmux -L "$sock" send-keys -l 'avg'
+	wait_for "^[0-9]+ of $n rows  matching /avg$" 5 || fail "'avg' did not narrow live"
+	rows=$(cap | sed -n '/^GROUP/,/^$/p' | sed '1d;/^$/d')
+	[ -n "$rows" ] || fail "no rows match 'avg'"
+	[ "$(echo "$rows" | wc -l)" -lt "$n" ] || fail "'avg' kept every row"
+	echo "$rows" | grep -v 'avg wait' && fail "a row without 'avg' passed the filter"
+	keys Escape
+	wait_for "^$n of $n rows$" 5 || fail "Esc did not drop the filter"
+	cap | grep -q matching && fail "a filter is still shown after Esc"
+	# Enter keeps a filter; backslash clears it.
+	keys /
+	tmux -L "$sock" send-keys -l 'wait/s'
+	keys Enter
+	wait_for 'filter: wait/s' 5 || fail "Enter did not keep the filter"
+	cap | grep -qE "^[0-9]+ of $n rows  matching /wait/s$" || fail "kept filter not applied"
+	keys '\'
+	wait_for "^$n of $n rows$" 5 || fail "backslash did not clear the filter"
+
+	# s sorts by the next column (NAME), I inverts, < goes back to compare's order.
+	before=$(cmp_names)
+	keys s
+	wait_for 'sorted by NAME' 5 || fail "s did not sort by NAME"
+	wait_for '^GROUP +NAME. ' 5 || fail "the NAME column is not marked as the sort"
+	[ "$(cmp_names)" != "$before" ] || fail "s did not change the order of the rows"
+	cmp_sorted asc || fail "rows not in NAME order: $(cmp_names | head -5)"
+	keys I
+	sleep 0.5
+	cmp_sorted desc || fail "I did not invert the NAME order: $(cmp_names | head -5)"
+	keys '<'
+	wait_for 'sorted by group, then weight' 5 || fail "< did not go back to the group order"
+	[ "$(cmp_names)" = "$before" ] || fail "< did not restore compare's order"
+
+	# ? shows this screen's keys; any key closes them.
+	keys '?'
+	wait_for '^mmscope compare keys' 5 || fail "? showed no help"
+	cap | grep -q 'one group only' || fail "help does not say what Tab does here"
+	cap | grep -qE 'pause|interval|[Rr]ecord|drill' && fail "help lists keys of a session"
+	keys x
+	wait_for "^$n of $n rows$" 5 || fail "a key did not close help"
+
+	# Keys of a session (pause, step, interval, range, record, views, drill-in, replay) do
+	# nothing here.
+	local k
+	for k in Space p t T + - w R 1 8 Enter g '[' ']' Left Right; do
+		keys "$k"
+	done
+	sleep 0.5
+	[ -n "$(mms_pid)" ] || fail "mmscope died on a key of a session"
+	cap | grep -qE 'PAUSED|Record to file|Go to|interval [0-9]' && fail "a session key acted"
+	cap | grep -q "^$n of $n rows$" || fail "a session key changed the table"
+	cap | grep -q '^ mmscope compare' || fail "the compare screen is gone"
+
+	# A resize (SIGWINCH) redraws at the new size.
+	tmux -L "$sock" resize-window -x 100 -y 30
+	sleep 0.5
+	wait_for '^ mmscope compare' 5 || fail "no frame after a resize"
+	[ "$(cap | wc -l)" -eq 30 ] || fail "frame height after the resize"
+	keys q
+	wait_for '^EXIT=0' 10 || fail "q did not end compare --tui with status 0"
+	# Ctrl-C ends it cleanly too.
+	run "$mmscope compare --tui $tmp/light.mms -- $tmp/heavy.mms"
+	wait_for '^ mmscope compare' 10 || fail "no second start"
+	keys C-c
+	wait_for '^EXIT=0' 10 || fail "Ctrl-C did not end compare --tui with status 0"
+}
+
 case "$test" in
 first_frame | locks_workload | views | short_tasks | filter | pause_step | quit_clean | signals | \
-	sizes | command | no_color | replay | record)
+	sizes | command | no_color | replay | record | compare)
 	"t_$test"
 	echo "PASS ($test)"
 	;;
