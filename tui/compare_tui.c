@@ -27,8 +27,8 @@ const char *const tui_compare_notes[] = {
 
 int tui_compare_open(struct tui *t, char *errbuf, size_t errlen)
 {
-	struct cmpview *v;
-	int err = cmpview_create(t->cfg->cmp, &v);
+	struct compare_view *v;
+	int err = compare_view_create(t->cfg->cmp, &v);
 
 	if (err) {
 		snprintf(errbuf, errlen, "out of memory for the compare view");

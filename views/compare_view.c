@@ -46,7 +46,7 @@ static const struct mms_column cols[C_NR] = {
 #define DETAIL_ROWS 7
 #define DETAIL_MIN_H 16
 
-struct cmpview {
+struct compare_view {
 	const struct mms_compare *c;
 	struct mms_list t;
 	size_t *idx;		/* rows shown: indexes into c->rows */
@@ -55,9 +55,9 @@ struct cmpview {
 	char filter[256];
 };
 
-int cmpview_create(const struct mms_compare *c, struct cmpview **out)
+int compare_view_create(const struct mms_compare *c, struct compare_view **out)
 {
-	struct cmpview *v = calloc(1, sizeof(*v));
+	struct compare_view *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
@@ -71,10 +71,10 @@ int cmpview_create(const struct mms_compare *c, struct cmpview **out)
 	v->t.nr_cols = C_NR;
 	v->t.sort = C_GROUP;
 	*out = v;
-	return cmpview_update(v, 0, NULL);
+	return compare_view_update(v, 0, NULL);
 }
 
-void cmpview_destroy(struct cmpview *v)
+void compare_view_destroy(struct compare_view *v)
 {
 	if (!v)
 		return;
@@ -82,12 +82,12 @@ void cmpview_destroy(struct cmpview *v)
 	free(v);
 }
 
-struct mms_list *cmpview_list(struct cmpview *v)
+struct mms_list *compare_view_list(struct compare_view *v)
 {
 	return &v->t;
 }
 
-const struct mms_cmp_row *cmpview_selected(const struct cmpview *v)
+const struct mms_cmp_row *compare_view_selected(const struct compare_view *v)
 {
 	return v->t.nr ? &v->c->rows[v->idx[v->t.sel]] : NULL;
 }
@@ -116,7 +116,7 @@ static double num_key(const struct mms_cmp_row *r, int col)
 
 static int cmp_idx(const void *a, const void *b, void *arg)
 {
-	const struct cmpview *v = arg;
+	const struct compare_view *v = arg;
 	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
 	const struct mms_cmp_row *x = &v->c->rows[ia], *y = &v->c->rows[ib];
 	int r = 0;
@@ -150,9 +150,9 @@ static int cmp_idx(const void *a, const void *b, void *arg)
 	return r ? r : ia < ib ? -1 : ia > ib;
 }
 
-int cmpview_update(struct cmpview *v, unsigned int groups, const char *filter)
+int compare_view_update(struct compare_view *v, unsigned int groups, const char *filter)
 {
-	const struct mms_cmp_row *sel = cmpview_selected(v);
+	const struct mms_cmp_row *sel = compare_view_selected(v);
 	size_t keep = sel ? (size_t)(sel - v->c->rows) : 0;
 
 	v->groups = groups;
@@ -162,7 +162,7 @@ int cmpview_update(struct cmpview *v, unsigned int groups, const char *filter)
 		const struct mms_cmp_row *r = &v->c->rows[i];
 
 		if ((groups && !(groups & r->group)) ||
-		    (!vu_match(v->filter, r->name) && !vu_match(v->filter, r->what)))
+		    (!util_match(v->filter, r->name) && !util_match(v->filter, r->what)))
 			continue;
 		v->idx[v->t.nr++] = i;
 	}
@@ -176,7 +176,7 @@ int cmpview_update(struct cmpview *v, unsigned int groups, const char *filter)
 	return 0;
 }
 
-const char *cmpview_sort_step(struct cmpview *v, int dir)
+const char *compare_view_sort_step(struct compare_view *v, int dir)
 {
 	for (int k = 1; k <= C_NR; k++) {
 		int i = ((v->t.sort + dir * k) % C_NR + C_NR) % C_NR;
@@ -188,13 +188,13 @@ const char *cmpview_sort_step(struct cmpview *v, int dir)
 			break;
 		}
 	}
-	cmpview_update(v, v->groups, v->filter);
+	compare_view_update(v, v->groups, v->filter);
 	return v->t.sort == C_GROUP ? "group, then weight (compare's order)" :
 	       v->t.sort == C_CHANGE ? "size of the change" :
 	       v->t.sort == C_VERDICT ? "verdict: significant first" : cols[v->t.sort].title;
 }
 
-unsigned int cmpview_next_group(const struct cmpview *v, unsigned int cur, int dir)
+unsigned int compare_view_next_group(const struct compare_view *v, unsigned int cur, int dir)
 {
 	unsigned int present = 0, g = cur;
 
@@ -265,7 +265,7 @@ static bool from_zero(const struct mms_cmp_row *r)
 	return !r->side[0].na && !r->side[1].na && r->side[0].st.n && r->side[1].st.n;
 }
 
-static void cell(struct cmpview *v, struct mms_canvas *c, int y, int col, enum mms_role role,
+static void cell(struct compare_view *v, struct mms_canvas *c, int y, int col, enum mms_role role,
 		 const char *s)
 {
 	if (v->t.w[col] <= 0)
@@ -276,7 +276,7 @@ static void cell(struct cmpview *v, struct mms_canvas *c, int y, int col, enum m
 		mms_canvas_put_right(c, v->t.x[col], y, v->t.w[col], role, s);
 }
 
-static void draw_row(struct cmpview *v, struct mms_canvas *c, int y, size_t pos)
+static void draw_row(struct compare_view *v, struct mms_canvas *c, int y, size_t pos)
 {
 	const struct mms_cmp_row *r = &v->c->rows[v->idx[pos]];
 	const struct mms_cmp_row *prev = pos ? &v->c->rows[v->idx[pos - 1]] : NULL;
@@ -315,8 +315,8 @@ static void draw_row(struct cmpview *v, struct mms_canvas *c, int y, size_t pos)
 }
 
 /* "  base   5   9.47 ms  1.23%  9.30 ms .. 9.60 ms" and its runs on the next call. */
-static void detail_side(struct cmpview *v, struct mms_canvas *c, int y, const struct mms_cmp_row *r,
-			int s, bool runs)
+static void detail_side(struct compare_view *v, struct mms_canvas *c, int y,
+			const struct mms_cmp_row *r, int s, bool runs)
 {
 	const struct mms_cmp_side *sd = &r->side[s];
 	char line[512], a[32], lo[32], hi[32];
@@ -354,16 +354,16 @@ static void detail_side(struct cmpview *v, struct mms_canvas *c, int y, const st
 	mms_canvas_put(c, 0, y, MMS_ROLE_NORMAL, line, c->w);
 }
 
-static void draw_detail(struct cmpview *v, struct mms_canvas *c, int y)
+static void draw_detail(struct compare_view *v, struct mms_canvas *c, int y)
 {
-	const struct mms_cmp_row *r = cmpview_selected(v);
+	const struct mms_cmp_row *r = compare_view_selected(v);
 	char title[192], ch[32], verdict[64], test[96] = "";
 	int x;
 
 	if (!r)
 		return;
 	snprintf(title, sizeof(title), "%s: %s", r->name, r->what);
-	vu_section(c, y, title);
+	util_section(c, y, title);
 	detail_side(v, c, y + 1, r, 0, false);
 	detail_side(v, c, y + 2, r, 1, false);
 	if (!isnan(r->change_pct))
@@ -382,7 +382,7 @@ static void draw_detail(struct cmpview *v, struct mms_canvas *c, int y)
 	detail_side(v, c, y + 5, r, 1, true);
 }
 
-void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h)
+void compare_view_draw(struct compare_view *v, struct mms_canvas *c, int y, int h)
 {
 	bool detail = h >= DETAIL_MIN_H && v->t.nr;
 	int rows = h - 2 - (detail ? DETAIL_ROWS : 0);
@@ -398,7 +398,7 @@ void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h)
 	mms_list_draw_head(&v->t, c, y + 1);
 	mms_list_set_rows(&v->t, y + 2, rows);
 	if (!v->t.nr) {
-		vu_empty(c, y + 2, h - 2, v->total ? "no rows match (\\ clears the filter, Tab "
+		util_empty(c, y + 2, h - 2, v->total ? "no rows match (\\ clears the filter, Tab "
 			 "the group)" : "nothing to compare: no run had data for these metrics");
 		return;
 	}
@@ -415,49 +415,49 @@ void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h)
 
 /* ---- the view class (see mms_view_compare in compare_view.h) ---- */
 
-static void cmpview_op_destroy(void *priv)
+static void compare_view_op_destroy(void *priv)
 {
-	cmpview_destroy(priv);
+	compare_view_destroy(priv);
 }
 
-static int cmpview_op_update(void *priv, const struct mms_view_env *env)
+static int compare_view_op_update(void *priv, const struct mms_view_env *env)
 {
-	struct cmpview *v = priv;
+	struct compare_view *v = priv;
 
-	return cmpview_update(v, v->groups, env->filter);
+	return compare_view_update(v, v->groups, env->filter);
 }
 
-static void cmpview_op_draw(void *priv, const struct mms_view_env *env, struct mms_canvas *c,
+static void compare_view_op_draw(void *priv, const struct mms_view_env *env, struct mms_canvas *c,
 			    int y, int h)
 {
-	cmpview_draw(priv, c, y, h);
+	compare_view_draw(priv, c, y, h);
 }
 
-static struct mms_list *cmpview_op_list(void *priv)
+static struct mms_list *compare_view_op_list(void *priv)
 {
-	return cmpview_list(priv);
+	return compare_view_list(priv);
 }
 
-static const char *cmpview_op_cycle(void *priv, int dir)
+static const char *compare_view_op_cycle(void *priv, int dir)
 {
-	struct cmpview *v = priv;
+	struct compare_view *v = priv;
 
-	v->groups = cmpview_next_group(v, v->groups, dir);
+	v->groups = compare_view_next_group(v, v->groups, dir);
 	return v->groups ? mms_compare_group_name(v->groups) : "all groups";
 }
 
-static const char *cmpview_op_sort_step(void *priv, int dir)
+static const char *compare_view_op_sort_step(void *priv, int dir)
 {
-	return cmpview_sort_step(priv, dir);
+	return compare_view_sort_step(priv, dir);
 }
 
 const struct mms_view mms_view_compare = {
 	.name = "Compare",
 	.help = "a finished comparison: both sides, change and verdict; the runs of a row",
-	.destroy = cmpview_op_destroy,
-	.update = cmpview_op_update,
-	.draw = cmpview_op_draw,
-	.list = cmpview_op_list,
-	.cycle = cmpview_op_cycle,
-	.sort_step = cmpview_op_sort_step,
+	.destroy = compare_view_op_destroy,
+	.update = compare_view_op_update,
+	.draw = compare_view_op_draw,
+	.list = compare_view_op_list,
+	.cycle = compare_view_op_cycle,
+	.sort_step = compare_view_op_sort_step,
 };

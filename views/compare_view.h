@@ -19,29 +19,29 @@
 #include "mmscope/compare.h"
 #include "mmscope/view.h"
 
-struct cmpview;
+struct compare_view;
 
 /* c must outlive the view. */
-int cmpview_create(const struct mms_compare *c, struct cmpview **out);
-void cmpview_destroy(struct cmpview *v);
+int compare_view_create(const struct mms_compare *c, struct compare_view **out);
+void compare_view_destroy(struct compare_view *v);
 /*
  * Which rows show: groups (enum mms_cmp_group bits, 0: all) and rows whose
  * name contains filter (case-insensitive; NULL or "": all).  Re-sorts.
  */
-int cmpview_update(struct cmpview *v, unsigned int groups, const char *filter);
+int compare_view_update(struct compare_view *v, unsigned int groups, const char *filter);
 /* Sorts by the next (dir 1) or previous (-1) column; returns what it sorts by now. */
-const char *cmpview_sort_step(struct cmpview *v, int dir);
+const char *compare_view_sort_step(struct compare_view *v, int dir);
 /* Next group present after cur (0 = all) in direction dir; wraps through all. */
-unsigned int cmpview_next_group(const struct cmpview *v, unsigned int cur, int dir);
-void cmpview_draw(struct cmpview *v, struct mms_canvas *c, int y, int h);
-struct mms_list *cmpview_list(struct cmpview *v);
+unsigned int compare_view_next_group(const struct compare_view *v, unsigned int cur, int dir);
+void compare_view_draw(struct compare_view *v, struct mms_canvas *c, int y, int h);
+struct mms_list *compare_view_list(struct compare_view *v);
 /* The selected row, NULL when none shows. */
-const struct mms_cmp_row *cmpview_selected(const struct cmpview *v);
+const struct mms_cmp_row *compare_view_selected(const struct compare_view *v);
 
 /*
- * The view class over a struct cmpview: update() applies env->filter to the
- * group shown, Tab (cycle) picks the group, sort_step() is cmpview_sort_step().
- * It has no create(): the TUI makes the instance with cmpview_create().
+ * The view class over a struct compare_view: update() applies env->filter to the
+ * group shown, Tab (cycle) picks the group, sort_step() is compare_view_sort_step().
+ * It has no create(): the TUI makes the instance with compare_view_create().
  */
 extern const struct mms_view mms_view_compare;
 

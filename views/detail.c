@@ -34,7 +34,7 @@ struct detail {
 	struct mms_canvas *page;
 	int page_rows;
 	struct mms_stat total;
-	struct vu_agg stacks, tasks, locks;
+	struct util_agg stacks, tasks, locks;
 	uint64_t series[SPARK_MAX];
 	uint32_t nr_series;
 };
@@ -46,9 +46,9 @@ static int detail_create(void **priv)
 	if (!d)
 		return -ENOMEM;
 	d->t.no_select = true;
-	vu_agg_init(&d->stacks, sizeof(struct agg_ent));
-	vu_agg_init(&d->tasks, sizeof(struct agg_ent));
-	vu_agg_init(&d->locks, sizeof(struct agg_ent));
+	util_agg_init(&d->stacks, sizeof(struct agg_ent));
+	util_agg_init(&d->tasks, sizeof(struct agg_ent));
+	util_agg_init(&d->locks, sizeof(struct agg_ent));
 	*priv = d;
 	return 0;
 }
@@ -59,9 +59,9 @@ static void detail_destroy(void *priv)
 
 	if (!d)
 		return;
-	vu_agg_free(&d->stacks);
-	vu_agg_free(&d->tasks);
-	vu_agg_free(&d->locks);
+	util_agg_free(&d->stacks);
+	util_agg_free(&d->tasks);
+	util_agg_free(&d->locks);
 	mms_canvas_destroy(d->page);
 	free(d);
 }
@@ -103,9 +103,9 @@ static bool sample_in_focus(const struct detail *d, const struct mms_view_env *e
 	}
 }
 
-static int add(struct vu_agg *a, uint64_t key, const struct mms_stat *s)
+static int add(struct util_agg *a, uint64_t key, const struct mms_stat *s)
 {
-	struct agg_ent *e = vu_agg_get(a, key);
+	struct agg_ent *e = util_agg_get(a, key);
 
 	if (!e)
 		return -ENOMEM;
@@ -134,9 +134,9 @@ static int detail_update(void *priv, const struct mms_view_env *env)
 	struct detail *d = priv;
 	int err = 0;
 
-	vu_agg_reset(&d->stacks);
-	vu_agg_reset(&d->tasks);
-	vu_agg_reset(&d->locks);
+	util_agg_reset(&d->stacks);
+	util_agg_reset(&d->tasks);
+	util_agg_reset(&d->locks);
 	mms_stat_init(&d->total);
 	d->nr_series = 0;
 	if (!env->valid)
@@ -188,7 +188,7 @@ static int cmp_ent(const void *a, const void *b)
 }
 
 /* The entries of a, most wait first; at most max.  Returns how many. */
-static uint32_t top(const struct vu_agg *a, const struct agg_ent **out, uint32_t max)
+static uint32_t top(const struct util_agg *a, const struct agg_ent **out, uint32_t max)
 {
 	const struct agg_ent **all = malloc((a->n ? a->n : 1) * sizeof(*all));
 	uint32_t n;
@@ -196,7 +196,7 @@ static uint32_t top(const struct vu_agg *a, const struct agg_ent **out, uint32_t
 	if (!all)
 		return 0;
 	for (uint32_t i = 0; i < a->n; i++)
-		all[i] = vu_agg_at(a, i);
+		all[i] = util_agg_at(a, i);
 	qsort(all, a->n, sizeof(*all), cmp_ent);
 	n = a->n < max ? a->n : max;
 	memcpy(out, all, n * sizeof(*out));
@@ -208,10 +208,10 @@ static void stat_cols(char *buf, size_t len, const struct mms_stat *s, double se
 {
 	char rate[16], wait[16], avg[16], max[16];
 
-	vu_fmt_rate(rate, sizeof(rate), s->count, secs);
-	vu_fmt_wait_rate(wait, sizeof(wait), s->total, secs);
-	vu_fmt_time(avg, sizeof(avg), mms_stat_avg(s));
-	vu_fmt_time(max, sizeof(max), s->max);
+	util_fmt_rate(rate, sizeof(rate), s->count, secs);
+	util_fmt_wait_rate(wait, sizeof(wait), s->total, secs);
+	util_fmt_time(avg, sizeof(avg), mms_stat_avg(s));
+	util_fmt_time(max, sizeof(max), s->max);
 	snprintf(buf, len, "%7s %7s %7s %7s", rate, wait, avg, max);
 }
 
@@ -223,16 +223,16 @@ static void draw_totals(const struct detail *d, const struct mms_view_env *env,
 	mms_fmt_time(total, sizeof(total), d->total.total, 0);
 	if (total[0] && total[strlen(total) - 1] == ' ')
 		total[strlen(total) - 1] = 0;	/* perf's unit column pads "s " */
-	vu_fmt_rate(rate, sizeof(rate), d->total.count, env->secs);
+	util_fmt_rate(rate, sizeof(rate), d->total.count, env->secs);
 	mms_canvas_printf(c, 0, y, MMS_ROLE_NORMAL, c->w,
 			  "%s, %.1f s: %llu contentions (%s/s), %s waited",
 			  mms_range_name(env->range), env->secs,
 			  (unsigned long long)d->total.count, rate, total);
-	vu_fmt_time(avg, sizeof(avg), mms_stat_avg(&d->total));
-	vu_fmt_time(mn, sizeof(mn), d->total.min);
-	vu_fmt_time(mx, sizeof(mx), d->total.max);
-	vu_fmt_time(p50, sizeof(p50), mms_stat_percentile(&d->total, 50));
-	vu_fmt_time(p99, sizeof(p99), mms_stat_percentile(&d->total, 99));
+	util_fmt_time(avg, sizeof(avg), mms_stat_avg(&d->total));
+	util_fmt_time(mn, sizeof(mn), d->total.min);
+	util_fmt_time(mx, sizeof(mx), d->total.max);
+	util_fmt_time(p50, sizeof(p50), mms_stat_percentile(&d->total, 50));
+	util_fmt_time(p99, sizeof(p99), mms_stat_percentile(&d->total, 99));
 	mms_canvas_printf(c, 0, y + 1, MMS_ROLE_NORMAL, c->w,
 			  "avg %s  min %s  max %s  p50 %s  p99 %s", avg, mn, mx, p50, p99);
 }
@@ -284,7 +284,7 @@ static int draw_stacks(struct detail *d, const struct mms_view_env *env, struct 
 	int rows = 0;
 	char buf[64];
 
-	rows += vu_section(c, y + rows, "call stacks  (cont/s  wait/s  avg  max)");
+	rows += util_section(c, y + rows, "call stacks  (cont/s  wait/s  avg  max)");
 	for (uint32_t i = 0; i < n && y + rows < c->h - 1; i++) {
 		const struct mms_stack *st = mms_store_get_stack(env->st, (uint32_t)e[i]->key);
 
@@ -314,7 +314,7 @@ static int draw_tasks(struct detail *d, const struct mms_view_env *env, struct m
 {
 	const struct agg_ent *e[TOP_N];
 	uint32_t n = top(&d->tasks, e, TOP_N);
-	int rows = vu_section(c, y, "tasks  (cont/s  wait/s  avg  max  tid  pid  comm)");
+	int rows = util_section(c, y, "tasks  (cont/s  wait/s  avg  max  tid  pid  comm)");
 	char buf[64];
 
 	for (uint32_t i = 0; i < n && y + rows < c->h; i++, rows++) {
@@ -339,7 +339,7 @@ static int draw_locks(struct detail *d, const struct mms_view_env *env, struct m
 {
 	const struct agg_ent *e[TOP_N];
 	uint32_t n = top(&d->locks, e, TOP_N);
-	int rows = vu_section(c, y, "locks  (cont/s  wait/s  avg  max  lock)");
+	int rows = util_section(c, y, "locks  (cont/s  wait/s  avg  max  lock)");
 	char buf[64], label[128];
 
 	for (uint32_t i = 0; i < n && y + rows < c->h; i++, rows++) {
@@ -356,8 +356,8 @@ static int draw_page(struct detail *d, const struct mms_view_env *env, struct mm
 {
 	int y = draw_title(d, env, c, 0) + 1;
 
-	y += vu_section(c, y, "wait histogram");
-	y += vu_hist(c, y, c->h - y, &d->total, true) + 1;
+	y += util_section(c, y, "wait histogram");
+	y += util_hist(c, y, c->h - y, &d->total, true) + 1;
 	if (d->shown.kind != MMS_FOCUS_TASK && y < c->h)
 		y += draw_tasks(d, env, c, y) + 1;
 	if (d->shown.kind != MMS_FOCUS_LOCK && y < c->h)
@@ -375,11 +375,11 @@ static void detail_draw(void *priv, const struct mms_view_env *env, struct mms_c
 	if (h < 1)
 		return;
 	if (!env->valid) {
-		vu_empty(c, y, h, "waiting for the first interval...");
+		util_empty(c, y, h, "waiting for the first interval...");
 		return;
 	}
 	if (d->shown.kind == MMS_FOCUS_NONE) {
-		vu_empty(c, y, h, "no contention in this range (Enter on a row of Locks, "
+		util_empty(c, y, h, "no contention in this range (Enter on a row of Locks, "
 			 "Callers or Tasks opens its detail)");
 		return;
 	}

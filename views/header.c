@@ -184,25 +184,25 @@ static void line_rates(const struct mms_header *hd, const struct mms_view_env *e
 	iv = mms_store_at(env->st, env->cur);
 	secs = iv->dur_ns ? (double)iv->dur_ns / 1e9 : 1.0;
 	sum_interval(env->st, iv, &t);
-	vu_fmt_rate(a, sizeof(a), t.count, secs);
+	util_fmt_rate(a, sizeof(a), t.count, secs);
 	x = pair(c, x, y, "contentions", strcat(a, "/s"), MMS_ROLE_VALUE);
-	vu_fmt_wait_rate(a, sizeof(a), t.wait, secs);
+	util_fmt_wait_rate(a, sizeof(a), t.wait, secs);
 	x = pair(c, x, y, "wait", strcat(a, "/s"), MMS_ROLE_VALUE);
-	vu_fmt_rate(a, sizeof(a), t.mmap_waits, secs);
+	util_fmt_rate(a, sizeof(a), t.mmap_waits, secs);
 	x = pair(c, x, y, "mmap_lock waits", strcat(a, "/s"), MMS_ROLE_VALUE);
 	if (t.has_vma || (vb && strcmp(vb, "inferred"))) {
-		vu_fmt_rate(a, sizeof(a), t.splits, secs);
-		vu_fmt_rate(b, sizeof(b), t.merges, secs);
+		util_fmt_rate(a, sizeof(a), t.splits, secs);
+		util_fmt_rate(b, sizeof(b), t.merges, secs);
 		snprintf(buf, sizeof(buf), "%s/s, merges %s/s", a, b);
 		x = pair(c, x, y, "VMA splits", buf, MMS_ROLE_VALUE);
 	} else if (t.has_inferred || vb) {
-		vu_fmt_rate(a, sizeof(a), t.up, secs);
-		vu_fmt_rate(b, sizeof(b), t.down, secs);
+		util_fmt_rate(a, sizeof(a), t.up, secs);
+		util_fmt_rate(b, sizeof(b), t.down, secs);
 		snprintf(buf, sizeof(buf), "+%s/s -%s/s", a, b);
 		x = pair(c, x, y, "VMA count (inferred)", buf, MMS_ROLE_VALUE);
 	}
 	if (t.has_rmap || (rb && strcmp(rb, "stock"))) {
-		vu_fmt_rate(a, sizeof(a), t.unmaps, secs);
+		util_fmt_rate(a, sizeof(a), t.unmaps, secs);
 		snprintf(buf, sizeof(buf), "%s/s, mean batch %.1f", a,
 			 t.unmaps ? (double)t.pages / (double)t.unmaps : 0.0);
 		pair(c, x, y, "unmap batches", buf, MMS_ROLE_VALUE);

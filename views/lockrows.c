@@ -39,7 +39,7 @@ struct lockrows {
 	struct sortkey *keys;
 	uint64_t *final;
 	size_t keys_cap;
-	struct vu_series *series;
+	struct util_series *series;
 	uint64_t sel_key;
 	bool have_sel;
 	size_t total;		/* rows before the filter */
@@ -66,11 +66,11 @@ int lockrows_create(const struct lockrows_cfg *cfg, void **priv)
 	lr->t.cols = cfg->cols;
 	lr->t.nr_cols = cfg->nr_cols;
 	lr->t.sort = cfg->default_sort;
-	err = vu_series_create(cfg->by, &lr->series);
+	err = util_series_create(cfg->by, &lr->series);
 	if (!err)
 		err = mms_labels_create(&lr->labels);
 	if (err) {
-		vu_series_destroy(lr->series);
+		util_series_destroy(lr->series);
 		free(lr);
 		return err;
 	}
@@ -89,7 +89,7 @@ void lockrows_destroy(void *priv)
 	free(lr->labelled);
 	free(lr->keys);
 	free(lr->final);
-	vu_series_destroy(lr->series);
+	util_series_destroy(lr->series);
 	free(lr);
 }
 
@@ -298,7 +298,7 @@ static bool row_matches(struct lockrows *lr, const struct mms_view_env *env, siz
 	const struct mms_task *t;
 	char num[24];
 
-	if (!env->filter || !*env->filter || vu_match(env->filter, row_label(lr, env->st, idx)))
+	if (!env->filter || !*env->filter || util_match(env->filter, row_label(lr, env->st, idx)))
 		return true;
 	if (by != MMS_BY_TASK)
 		return false;
@@ -306,10 +306,10 @@ static bool row_matches(struct lockrows *lr, const struct mms_view_env *env, siz
 	if (!t)
 		return false;
 	snprintf(num, sizeof(num), "%u", t->tid);
-	if (vu_match(env->filter, num))
+	if (util_match(env->filter, num))
 		return true;
 	snprintf(num, sizeof(num), "%u", t->tgid);
-	return vu_match(env->filter, num);
+	return util_match(env->filter, num);
 }
 
 /* rows[] for env's range, queried again only when the range moved; *fresh when it was. */
@@ -358,7 +358,7 @@ int lockrows_update(void *priv, const struct mms_view_env *env)
 	struct lockrows *lr = priv;
 	const struct lockrows_cfg *cfg = lr->cfg;
 	enum lockrows_col k = cfg->kinds[lr->t.sort];
-	struct vu_seed *seed = NULL;
+	struct util_seed *seed = NULL;
 	size_t n = 0, sel = SIZE_MAX;
 	bool fresh;
 	int err;
@@ -392,14 +392,14 @@ int lockrows_update(void *priv, const struct mms_view_env *env)
 	}
 	/* The sparkline needs exactly these rows: seeded in this pass, which reads them anyway. */
 	if (fresh && env->from == env->cur)
-		seed = vu_series_seed_begin(lr->series, env, env->cur, lr->rows.nr);
+		seed = util_series_seed_begin(lr->series, env, env->cur, lr->rows.nr);
 	for (size_t i = 0; i < lr->rows.nr; i++) {
 		const struct mms_row *r = &lr->rows.rows[i];
 
 		/* The query wrote more than the caches hold: ask early for what is read next. */
 		__builtin_prefetch(r + 8);
 		if (seed)
-			vu_series_seed_add(seed, r->key, r->wait.total, r->wait.count);
+			util_series_seed_add(seed, r->key, r->wait.total, r->wait.count);
 		if (!row_matches(lr, env, i, cfg->by))
 			continue;
 		if (lr->have_sel && r->key == lr->sel_key)
@@ -450,19 +450,19 @@ static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum 
 		mms_store_lock_label(env->st, r->first_lock, buf, len);
 		break;
 	case LOCKROWS_COUNT:
-		vu_fmt_rate(buf, len, r->wait.count, env->secs);
+		util_fmt_rate(buf, len, r->wait.count, env->secs);
 		break;
 	case LOCKROWS_WAIT:
-		vu_fmt_wait_rate(buf, len, r->wait.total, env->secs);
+		util_fmt_wait_rate(buf, len, r->wait.total, env->secs);
 		break;
 	case LOCKROWS_AVG:
-		vu_fmt_time(buf, len, mms_stat_avg(&r->wait));
+		util_fmt_time(buf, len, mms_stat_avg(&r->wait));
 		break;
 	case LOCKROWS_MAX:
-		vu_fmt_time(buf, len, r->wait.max);
+		util_fmt_time(buf, len, r->wait.max);
 		break;
 	case LOCKROWS_P99:
-		vu_fmt_time(buf, len, mms_stat_percentile(&r->wait, 99));
+		util_fmt_time(buf, len, mms_stat_percentile(&r->wait, 99));
 		break;
 	default:
 		buf[0] = 0;
@@ -483,7 +483,7 @@ static void draw_row(struct lockrows *lr, const struct mms_view_env *env, struct
 		if (w <= 0)
 			continue;
 		if (k == LOCKROWS_SPARK) {
-			n = vu_series_get(lr->series, env, r->key, false, series, SPARK_MAX);
+			n = util_series_get(lr->series, env, r->key, false, series, SPARK_MAX);
 			mms_canvas_spark(c, x, y, w, series, n, 0, MMS_ROLE_SPARK);
 			continue;
 		}
@@ -506,7 +506,7 @@ void lockrows_draw(void *priv, const struct mms_view_env *env, struct mms_canvas
 	if (h < 3)
 		return;
 	if (!env->valid) {
-		vu_empty(c, y, h, "waiting for the first interval...");
+		util_empty(c, y, h, "waiting for the first interval...");
 		return;
 	}
 	iv = mms_store_at(env->st, env->cur);
@@ -521,7 +521,7 @@ void lockrows_draw(void *priv, const struct mms_view_env *env, struct mms_canvas
 	mms_list_draw_head(&lr->t, c, y + 1);
 	mms_list_set_rows(&lr->t, y + 2, h - 2);
 	if (!lr->t.nr) {
-		vu_empty(c, y + 2, h - 2, lr->total ? "no rows match the filter (\\ clears it)" :
+		util_empty(c, y + 2, h - 2, lr->total ? "no rows match the filter (\\ clears it)" :
 			 "no contention in this range");
 		return;
 	}

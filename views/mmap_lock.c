@@ -105,19 +105,19 @@ static void totals(struct mtable *m, const struct mms_view_env *env, struct mms_
 	const struct mms_stat *wr = mtable_sum(m, M_WAIT_R), *ww = mtable_sum(m, M_WAIT_W);
 	char a[16], b[16], d[16], e[16], f[16], g[16];
 
-	vu_fmt_rate(a, sizeof(a), wr->count, env->secs);
-	vu_fmt_wait_rate(b, sizeof(b), wr->total, env->secs);
-	vu_fmt_rate(d, sizeof(d), ww->count, env->secs);
-	vu_fmt_wait_rate(e, sizeof(e), ww->total, env->secs);
-	vu_fmt_rate(f, sizeof(f), mtable_sum(m, M_ACQ_R)->count, env->secs);
-	vu_fmt_rate(g, sizeof(g), mtable_sum(m, M_ACQ_W)->count, env->secs);
+	util_fmt_rate(a, sizeof(a), wr->count, env->secs);
+	util_fmt_wait_rate(b, sizeof(b), wr->total, env->secs);
+	util_fmt_rate(d, sizeof(d), ww->count, env->secs);
+	util_fmt_wait_rate(e, sizeof(e), ww->total, env->secs);
+	util_fmt_rate(f, sizeof(f), mtable_sum(m, M_ACQ_R)->count, env->secs);
+	util_fmt_rate(g, sizeof(g), mtable_sum(m, M_ACQ_W)->count, env->secs);
 	mms_canvas_printf(c, 0, y, MMS_ROLE_NORMAL, c->w,
 			  "contended: read %s/s (%s/s waiting), write %s/s (%s/s waiting)", a, b, d,
 			  e);
 	if (mtable_sum(m, M_ACQ_R)->count || mtable_sum(m, M_ACQ_W)->count) {
 		char h[16];
 
-		vu_fmt_rate(h, sizeof(h), mtable_sum(m, M_TRYFAIL)->count, env->secs);
+		util_fmt_rate(h, sizeof(h), mtable_sum(m, M_TRYFAIL)->count, env->secs);
 		bool sampled = env->fam && env->fam[MMS_FAM_MMAP_LOCK].backend &&
 			       !strcmp(env->fam[MMS_FAM_MMAP_LOCK].backend, "sampled");
 
@@ -145,7 +145,7 @@ static void fmt_fallback(char *buf, size_t len, uint64_t fell, uint64_t faults, 
 {
 	char r[16];
 
-	vu_fmt_rate(r, sizeof(r), fell, secs);
+	util_fmt_rate(r, sizeof(r), fell, secs);
 	if (faults)
 		snprintf(buf, len, "%s/s (%.2f %%)", r, 100.0 * (double)fell / (double)faults);
 	else
@@ -164,22 +164,22 @@ static void vma_lock_line(struct mtable *m, const struct mms_view_env *env,
 	struct mms_stat ks[MMS_VMA_LOCK_K_NR];
 	int x;
 
-	if (!f->count && !vu_metric_seen(env->st, MMS_M_VMA_LOCK_FAULTS)) {
+	if (!f->count && !util_metric_seen(env->st, MMS_M_VMA_LOCK_FAULTS)) {
 		mms_canvas_put(c, 0, y, MMS_ROLE_DIM, "per-VMA lock faults and fallbacks: run with "
 			       "--vma-lock", c->w);
 		return;
 	}
-	vu_fmt_rate(a, sizeof(a), f->count, env->secs);
+	util_fmt_rate(a, sizeof(a), f->count, env->secs);
 	fmt_fallback(b, sizeof(b), fb->count, f->count, env->secs);
-	vu_fmt_rate(d, sizeof(d), mtable_sum(m, M_MMAP_RETRY)->count, env->secs);
+	util_fmt_rate(d, sizeof(d), mtable_sum(m, M_MMAP_RETRY)->count, env->secs);
 	x = mms_canvas_printf(c, 0, y, MMS_ROLE_NORMAL, c->w, "page faults %s/s: fell back to "
 			      "mmap_lock %s, retried under it %s/s", a, b, d);
 	/* Without them, the source line above says why. */
-	if (!vu_metric_seen(env->st, MMS_M_VMA_LOCK_KERNEL))
+	if (!util_metric_seen(env->st, MMS_M_VMA_LOCK_KERNEL))
 		return;
 	for (int i = 0; i < MMS_VMA_LOCK_K_NR; i++) {
-		vu_metric(env, MMS_M_VMA_LOCK_KERNEL, i, 0, &ks[i]);
-		vu_fmt_rate(k[i], sizeof(k[i]), ks[i].count, env->secs);
+		util_metric(env, MMS_M_VMA_LOCK_KERNEL, i, 0, &ks[i]);
+		util_fmt_rate(k[i], sizeof(k[i]), ks[i].count, env->secs);
 	}
 	if (x + 2 < c->w)
 		mms_canvas_printf(c, x, y, MMS_ROLE_NORMAL, c->w - x, "; kernel: success %s/s, "
@@ -196,11 +196,11 @@ static void view_draw(void *priv, const struct mms_view_env *env, struct mms_can
 
 	if (h < 4)
 		return;
-	rows = vu_source(c, y, 1, env, MMS_FAM_LOCK, "waits");
-	rows += vu_source(c, y + rows, 2, env, MMS_FAM_MMAP_LOCK, faults_only(env) ?
+	rows = util_source(c, y, 1, env, MMS_FAM_LOCK, "waits");
+	rows += util_source(c, y + rows, 2, env, MMS_FAM_MMAP_LOCK, faults_only(env) ?
 			  "per-VMA lock (hold times: --mmap-hold)" : "hold times");
 	if (!env->valid) {
-		vu_empty(c, y + rows, h - rows, "waiting for the first interval...");
+		util_empty(c, y + rows, h - rows, "waiting for the first interval...");
 		return;
 	}
 	totals(m, env, c, y + rows);

@@ -25,8 +25,8 @@ struct spark_ent {
 struct mtable {
 	const struct mtable_cfg *cfg;
 	struct mms_list t;
-	struct vu_agg rows;
-	struct vu_agg spark;
+	struct util_agg rows;
+	struct util_agg spark;
 	uint32_t *order;
 	size_t order_cap;
 	uint32_t nr_spark;
@@ -42,8 +42,8 @@ int mtable_create(const struct mtable_cfg *cfg, struct mtable **out)
 
 	if (!m)
 		return -ENOMEM;
-	vu_agg_init(&m->rows, sizeof(struct mtable_row));
-	vu_agg_init(&m->spark, sizeof(struct spark_ent));
+	util_agg_init(&m->rows, sizeof(struct mtable_row));
+	util_agg_init(&m->spark, sizeof(struct spark_ent));
 	mtable_set_cfg(m, cfg);
 	*out = m;
 	return 0;
@@ -53,8 +53,8 @@ void mtable_destroy(struct mtable *m)
 {
 	if (!m)
 		return;
-	vu_agg_free(&m->rows);
-	vu_agg_free(&m->spark);
+	util_agg_free(&m->rows);
+	util_agg_free(&m->spark);
 	free(m->order);
 	free(m);
 }
@@ -127,7 +127,7 @@ static int add_interval(struct mtable *m, const struct mms_view_env *env, uint32
 			continue;
 		key = row_key(m, env, s);
 		if (in_range) {
-			struct mtable_row *r = vu_agg_get(&m->rows, key);
+			struct mtable_row *r = util_agg_get(&m->rows, key);
 
 			if (!r)
 				return -ENOMEM;
@@ -140,7 +140,7 @@ static int add_interval(struct mtable *m, const struct mms_view_env *env, uint32
 				}
 		}
 		if (in_spark && (bits & m->cfg->spark_metrics)) {
-			struct spark_ent *e = vu_agg_get(&m->spark, key * SPARK_MAX +
+			struct spark_ent *e = util_agg_get(&m->spark, key * SPARK_MAX +
 							 (idx - env->spark_from));
 
 			if (!e)
@@ -169,8 +169,8 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			char rate[32] = "";
 
 			if (m->cfg->group_procs && r->s[m->cfg->group_procs - 1].count)
-				vu_fmt_rate(rate, sizeof(rate), r->s[m->cfg->group_procs - 1].count,
-					    env->secs);
+				util_fmt_rate(rate, sizeof(rate),
+					      r->s[m->cfg->group_procs - 1].count, env->secs);
 			snprintf(buf, len, "<%s>%s%s%s",
 				 t ? mms_store_get_str(env->st, t->comm_id) : "?", rate[0] ? " " : "",
 				 rate, rate[0] ? " procs/s" : "");
@@ -183,13 +183,13 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			snprintf(buf, len, "%llu", (unsigned long long)r->key);
 		break;
 	case MTABLE_COUNT_RATE:
-		vu_fmt_rate(buf, len, s->count, env->secs);
+		util_fmt_rate(buf, len, s->count, env->secs);
 		break;
 	case MTABLE_TOTAL_RATE:
-		vu_fmt_rate(buf, len, s->total, env->secs);
+		util_fmt_rate(buf, len, s->total, env->secs);
 		break;
 	case MTABLE_WAIT_RATE:
-		vu_fmt_wait_rate(buf, len, s->total, env->secs);
+		util_fmt_wait_rate(buf, len, s->total, env->secs);
 		break;
 	case MTABLE_MEAN:
 		mean = s->count ? (double)s->total / (double)s->count : 0;
@@ -199,7 +199,7 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			snprintf(buf, len, mean < 100 ? "%.2f" : "%.0f", mean);
 		break;
 	case MTABLE_AVG_TIME:
-		vu_fmt_time(buf, len, mms_stat_avg(s));
+		util_fmt_time(buf, len, mms_stat_avg(s));
 		break;
 	case MTABLE_MAX:
 		snprintf(buf, len, "%llu", (unsigned long long)s->max);
@@ -207,7 +207,7 @@ static void row_text(const struct mtable *m, const struct mms_view_env *env,
 			snprintf(buf, len, "-");
 		break;
 	case MTABLE_MAX_TIME:
-		vu_fmt_time(buf, len, s->max);
+		util_fmt_time(buf, len, s->max);
 		break;
 	default:
 		buf[0] = 0;
@@ -243,8 +243,8 @@ static double sort_num(const struct mtable *m, const struct mtable_row *r,
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct mtable *m = sort_m;
-	const struct mtable_row *x = vu_agg_at(&m->rows, *(const uint32_t *)a);
-	const struct mtable_row *y = vu_agg_at(&m->rows, *(const uint32_t *)b);
+	const struct mtable_row *x = util_agg_at(&m->rows, *(const uint32_t *)a);
+	const struct mtable_row *y = util_agg_at(&m->rows, *(const uint32_t *)b);
 	const struct mtable_col *mc = &m->cfg->mcols[m->t.sort];
 	bool desc = m->cfg->cols[m->t.sort].left ? m->t.invert : !m->t.invert;
 	int c;
@@ -278,7 +278,7 @@ static bool row_matches(const struct mtable *m, const struct mms_view_env *env,
 		if (w != MTABLE_PID && w != MTABLE_COMM && w != MTABLE_SUB)
 			continue;
 		row_text(m, env, r, &m->cfg->mcols[i], buf, sizeof(buf));
-		if (vu_match(env->filter, buf))
+		if (util_match(env->filter, buf))
 			return true;
 	}
 	return false;
@@ -291,9 +291,9 @@ int mtable_update(struct mtable *m, const struct mms_view_env *env)
 	int err = 0;
 
 	if (m->t.nr && m->t.sel < m->t.nr)
-		m->sel_key = *(uint64_t *)vu_agg_at(&m->rows, m->order[m->t.sel]);
-	vu_agg_reset(&m->rows);
-	vu_agg_reset(&m->spark);
+		m->sel_key = *(uint64_t *)util_agg_at(&m->rows, m->order[m->t.sel]);
+	util_agg_reset(&m->rows);
+	util_agg_reset(&m->spark);
 	memset(m->sum, 0, sizeof(m->sum));
 	m->t.nr = 0;
 	m->nr_spark = 0;
@@ -318,7 +318,7 @@ int mtable_update(struct mtable *m, const struct mms_view_env *env)
 		m->order_cap = m->rows.n;
 	}
 	for (uint32_t i = 0; i < m->rows.n; i++)
-		if (row_matches(m, env, vu_agg_at(&m->rows, i)))
+		if (row_matches(m, env, util_agg_at(&m->rows, i)))
 			m->order[n++] = i;
 	sort_m = m;
 	m->env = env;
@@ -326,7 +326,7 @@ int mtable_update(struct mtable *m, const struct mms_view_env *env)
 		qsort(m->order, n, sizeof(*m->order), cmp_rows);
 	m->t.nr = n;
 	for (size_t i = 0; i < n; i++)
-		if (*(uint64_t *)vu_agg_at(&m->rows, m->order[i]) == m->sel_key)
+		if (*(uint64_t *)util_agg_at(&m->rows, m->order[i]) == m->sel_key)
 			m->t.sel = i;
 	if (m->t.sel >= n)
 		m->t.sel = n ? n - 1 : 0;
@@ -338,7 +338,7 @@ static void draw_spark(struct mtable *m, struct mms_canvas *c, int x, int y, int
 	uint64_t vals[SPARK_MAX];
 
 	for (uint32_t i = 0; i < m->nr_spark; i++) {
-		const struct spark_ent *e = vu_agg_find(&m->spark, key * SPARK_MAX + i);
+		const struct spark_ent *e = util_agg_find(&m->spark, key * SPARK_MAX + i);
 
 		vals[i] = e ? (uint64_t)((double)e->v / m->spark_secs[i]) : 0;
 	}
@@ -356,13 +356,13 @@ void mtable_draw(struct mtable *m, const struct mms_view_env *env, struct mms_ca
 	mms_list_draw_head(&m->t, c, y);
 	mms_list_set_rows(&m->t, y + 1, h - 1);
 	if (!m->t.nr) {
-		vu_empty(c, y + 1, h - 1, m->rows.n ? "no rows match the filter (\\ clears it)" :
+		util_empty(c, y + 1, h - 1, m->rows.n ? "no rows match the filter (\\ clears it)" :
 			 "no events in this range");
 		return;
 	}
 	for (int i = 0; i < h - 1 && m->t.top + (size_t)i < m->t.nr; i++) {
 		size_t row = m->t.top + (size_t)i;
-		const struct mtable_row *r = vu_agg_at(&m->rows, m->order[row]);
+		const struct mtable_row *r = util_agg_at(&m->rows, m->order[row]);
 
 		for (int k = 0; k < m->t.nr_cols; k++) {
 			const struct mtable_col *mc = &m->cfg->mcols[k];

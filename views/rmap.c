@@ -89,8 +89,8 @@ static bool is_stock(const struct mms_view_env *env)
 
 	if (fs && fs->backend)
 		return !strcmp(fs->backend, "stock");
-	return env->valid && !vu_metric_seen(env->st, MMS_M_RMAP_BATCH) &&
-	       vu_metric_seen(env->st, MMS_M_RMAP_STOCK_RECLAIM);
+	return env->valid && !util_metric_seen(env->st, MMS_M_RMAP_BATCH) &&
+	       util_metric_seen(env->st, MMS_M_RMAP_STOCK_RECLAIM);
 }
 
 static int draw_stock(const struct mms_view_env *env, struct mms_canvas *c, int y, int h)
@@ -99,30 +99,30 @@ static int draw_stock(const struct mms_view_env *env, struct mms_canvas *c, int 
 	char a[16], b[16], d[16], e[16], f[16], g[16], k[16];
 	int rows = 0;
 
-	vu_metric(env, MMS_M_RMAP_STOCK_RECLAIM, -1, 0, &rec);
-	vu_metric(env, MMS_M_RMAP_STOCK_SCANNED, -1, 0, &scan);
-	vu_metric(env, MMS_M_RMAP_STOCK_SHRINK, -1, 0, &shrink);
-	vu_metric(env, MMS_M_RMAP_STOCK_UNMAP_FAIL, -1, 0, &fail);
-	vu_metric(env, MMS_M_RMAP_STOCK_MIGRATION, -1, 0, &mig);
+	util_metric(env, MMS_M_RMAP_STOCK_RECLAIM, -1, 0, &rec);
+	util_metric(env, MMS_M_RMAP_STOCK_SCANNED, -1, 0, &scan);
+	util_metric(env, MMS_M_RMAP_STOCK_SHRINK, -1, 0, &shrink);
+	util_metric(env, MMS_M_RMAP_STOCK_UNMAP_FAIL, -1, 0, &fail);
+	util_metric(env, MMS_M_RMAP_STOCK_MIGRATION, -1, 0, &mig);
 	mms_canvas_put(c, 0, y + rows++, MMS_ROLE_WARN,
 		       "stock tracepoints: pages per reclaim pass and migration entries, "
 		       "NOT try_to_unmap batch sizes", c->w);
-	vu_fmt_rate(a, sizeof(a), rec.count, env->secs);
-	vu_fmt_rate(b, sizeof(b), rec.total, env->secs);
-	vu_fmt_rate(d, sizeof(d), scan.total, env->secs);
+	util_fmt_rate(a, sizeof(a), rec.count, env->secs);
+	util_fmt_rate(b, sizeof(b), rec.total, env->secs);
+	util_fmt_rate(d, sizeof(d), scan.total, env->secs);
 	mms_canvas_printf(c, 0, y + rows++, MMS_ROLE_NORMAL, c->w,
 			  "reclaim_pages passes %s/s: %s pages/s reclaimed of %s/s scanned", a, b,
 			  d);
-	vu_fmt_rate(e, sizeof(e), shrink.count, env->secs);
-	vu_fmt_rate(f, sizeof(f), shrink.total, env->secs);
-	vu_fmt_rate(g, sizeof(g), fail.total, env->secs);
-	vu_fmt_rate(k, sizeof(k), mig.count, env->secs);
+	util_fmt_rate(e, sizeof(e), shrink.count, env->secs);
+	util_fmt_rate(f, sizeof(f), shrink.total, env->secs);
+	util_fmt_rate(g, sizeof(g), fail.total, env->secs);
+	util_fmt_rate(k, sizeof(k), mig.count, env->secs);
 	mms_canvas_printf(c, 0, y + rows++, MMS_ROLE_NORMAL, c->w,
 			  "LRU shrinks %s/s (%s pages/s); unmap failures %s pages/s; "
 			  "migration entries %s/s", e, f, g, k);
 	if (rows < h)
-		rows += vu_section(c, y + rows, "pages per reclaim pass");
-	rows += vu_hist(c, y + rows, h - rows, &rec, false);
+		rows += util_section(c, y + rows, "pages per reclaim pass");
+	rows += util_hist(c, y + rows, h - rows, &rec, false);
 	return rows;
 }
 
@@ -136,29 +136,29 @@ static void view_draw(void *priv, const struct mms_view_env *env, struct mms_can
 
 	if (h < 4)
 		return;
-	rows = vu_source(c, y, 3, env, MMS_FAM_RMAP, "try_to_unmap source");
+	rows = util_source(c, y, 3, env, MMS_FAM_RMAP, "try_to_unmap source");
 	if (!env->valid) {
-		vu_empty(c, y + rows, h - rows, "waiting for the first interval...");
+		util_empty(c, y + rows, h - rows, "waiting for the first interval...");
 		return;
 	}
 	if (is_stock(env)) {
 		draw_stock(env, c, y + rows, h - rows);
 		return;
 	}
-	if (!vu_family_ok(env, MMS_FAM_RMAP) && !mtable_total_rows(m)) {
-		vu_empty(c, y + rows, h - rows, "no try_to_unmap data: see above for why");
+	if (!util_family_ok(env, MMS_FAM_RMAP) && !mtable_total_rows(m)) {
+		util_empty(c, y + rows, h - rows, "no try_to_unmap data: see above for why");
 		return;
 	}
-	vu_fmt_rate(a, sizeof(a), all->count, env->secs);
-	vu_fmt_rate(b, sizeof(b), all->total, env->secs);
+	util_fmt_rate(a, sizeof(a), all->count, env->secs);
+	util_fmt_rate(b, sizeof(b), all->total, env->secs);
 	mms_canvas_printf(c, 0, y + rows++, MMS_ROLE_NORMAL, c->w,
 			  "try_to_unmap removals %s/s, %s pages/s, mean batch %.2f pages", a, b,
 			  all->count ? (double)all->total / (double)all->count : 0.0);
 	/* The table first gets a few rows; the histogram what it needs of the rest. */
 	hist_h = (h - rows) / 2;
 	if (hist_h > 1) {
-		rows += vu_section(c, y + rows, "batch size (pages per removal)");
-		rows += vu_hist(c, y + rows, hist_h - 1, all, false);
+		rows += util_section(c, y + rows, "batch size (pages per removal)");
+		rows += util_hist(c, y + rows, hist_h - 1, all, false);
 	}
 	mtable_draw(m, env, c, y + rows, h - rows);
 }
@@ -171,5 +171,5 @@ const struct mms_view mms_view_rmap = {
 	.update = view_update,
 	.draw = view_draw,
 	.list = view_table,
-	.whole_history = true,	/* which source there was: vu_metric_seen() */
+	.whole_history = true,	/* which source there was: util_metric_seen() */
 };

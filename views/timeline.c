@@ -182,12 +182,12 @@ static int view_update(void *priv, const struct mms_view_env *env)
 static void fmt_value(char *buf, size_t len, const struct tl_def *d, double v)
 {
 	if (d->time)
-		vu_fmt_time(buf, len, (uint64_t)v);
+		util_fmt_time(buf, len, (uint64_t)v);
 	else if (v > 0 && v < 0.05)
 		snprintf(buf, len, "<0.1");
 	else if (v < 100)
 		mms_fmt_count(buf, len, (double)(long)(v * 10 + 0.5) / 10);
-	else	/* as vu_fmt_rate: from 100 on, decimals are noise */
+	else	/* as util_fmt_rate: from 100 on, decimals are noise */
 		mms_fmt_count(buf, len, v < 10000 ? (double)(uint64_t)(v + 0.5) : v);
 }
 
@@ -214,7 +214,7 @@ static void view_draw(void *priv, const struct mms_view_env *env, struct mms_can
 	size_t d;
 
 	if (!tl->n || !env->valid) {
-		vu_empty(c, y, h, "waiting for the first interval...");
+		util_empty(c, y, h, "waiting for the first interval...");
 		return;
 	}
 	if (sw < 4)

@@ -8,7 +8,7 @@
 #include "mmscope/format.h"
 #include "util.h"
 
-void vu_fmt_rate(char *buf, size_t len, uint64_t n, double secs)
+void util_fmt_rate(char *buf, size_t len, uint64_t n, double secs)
 {
 	double v = secs > 0 ? (double)n / secs : 0;
 
@@ -20,12 +20,12 @@ void vu_fmt_rate(char *buf, size_t len, uint64_t n, double secs)
 		mms_fmt_count(buf, len, v < 10000 ? (double)(uint64_t)(v + 0.5) : v);
 }
 
-void vu_fmt_wait_rate(char *buf, size_t len, uint64_t ns, double secs)
+void util_fmt_wait_rate(char *buf, size_t len, uint64_t ns, double secs)
 {
-	vu_fmt_time(buf, len, secs > 0 ? (uint64_t)((double)ns / secs) : 0);
+	util_fmt_time(buf, len, secs > 0 ? (uint64_t)((double)ns / secs) : 0);
 }
 
-void vu_fmt_time(char *buf, size_t len, uint64_t ns)
+void util_fmt_time(char *buf, size_t len, uint64_t ns)
 {
 	if (!ns)
 		snprintf(buf, len, "-");
@@ -33,12 +33,12 @@ void vu_fmt_time(char *buf, size_t len, uint64_t ns)
 		mms_fmt_time_short(buf, len, ns);
 }
 
-bool vu_match(const char *filter, const char *s)
+bool util_match(const char *filter, const char *s)
 {
 	return !filter || !*filter || strcasestr(s, filter);
 }
 
-void vu_empty(struct mms_canvas *c, int y, int h, const char *msg)
+void util_empty(struct mms_canvas *c, int y, int h, const char *msg)
 {
 	int len = (int)strlen(msg), x;
 
@@ -48,7 +48,7 @@ void vu_empty(struct mms_canvas *c, int y, int h, const char *msg)
 	mms_canvas_put(c, x, y + h / 3, MMS_ROLE_DIM, msg, c->w);
 }
 
-int vu_section(struct mms_canvas *c, int y, const char *title)
+int util_section(struct mms_canvas *c, int y, const char *title)
 {
 	uint32_t line = c->utf8 ? 0x2500 : '-';
 
@@ -72,7 +72,7 @@ static void slot_label(char *buf, size_t len, unsigned int i, bool time)
 	snprintf(buf, len, "%6s-%-6s", a, b);
 }
 
-int vu_hist(struct mms_canvas *c, int y, int h, const struct mms_stat *s, bool time)
+int util_hist(struct mms_canvas *c, int y, int h, const struct mms_stat *s, bool time)
 {
 	unsigned int lo = MMS_HIST_SLOTS, hi = 0;
 	uint32_t max = 0;
@@ -101,7 +101,7 @@ int vu_hist(struct mms_canvas *c, int y, int h, const struct mms_stat *s, bool t
 	return rows;
 }
 
-void vu_agg_init(struct vu_agg *a, size_t esz)
+void util_agg_init(struct util_agg *a, size_t esz)
 {
 	memset(a, 0, sizeof(*a));
 	a->esz = esz;
@@ -113,7 +113,7 @@ void vu_agg_init(struct vu_agg *a, size_t esz)
  * thousands) would keep that memory for good once the window moves on: when
  * the last frame used under a quarter of it, it shrinks to twice that.
  */
-void vu_agg_reset(struct vu_agg *a)
+void util_agg_reset(struct util_agg *a)
 {
 	if (a->cap > 1024 && a->n < a->cap / 4) {
 		uint32_t cap = a->n * 2 > 32 ? a->n * 2 : 32;
@@ -130,21 +130,21 @@ void vu_agg_reset(struct vu_agg *a)
 	mms_hash_clear(&a->idx);
 }
 
-void vu_agg_free(struct vu_agg *a)
+void util_agg_free(struct util_agg *a)
 {
 	free(a->ents);
 	mms_hash_free(&a->idx);
-	vu_agg_init(a, a->esz);
+	util_agg_init(a, a->esz);
 }
 
-void *vu_agg_get(struct vu_agg *a, uint64_t key)
+void *util_agg_get(struct util_agg *a, uint64_t key)
 {
 	uint32_t i;
 	int found = mms_hash_probe(&a->idx, key, &i);
 	void *e;
 
 	if (found)
-		return found > 0 ? vu_agg_at(a, a->idx.vals[i] - 1) : NULL;
+		return found > 0 ? util_agg_at(a, a->idx.vals[i] - 1) : NULL;
 	if (a->n == a->cap) {
 		uint32_t cap = a->cap ? a->cap * 2 : 32;
 		char *p = realloc(a->ents, cap * a->esz);
@@ -155,17 +155,17 @@ void *vu_agg_get(struct vu_agg *a, uint64_t key)
 		a->cap = cap;
 	}
 	mms_hash_set(&a->idx, i, key, a->n);
-	e = vu_agg_at(a, a->n++);
+	e = util_agg_at(a, a->n++);
 	memset(e, 0, a->esz);
 	*(uint64_t *)e = key;
 	return e;
 }
 
-void *vu_agg_find(const struct vu_agg *a, uint64_t key)
+void *util_agg_find(const struct util_agg *a, uint64_t key)
 {
 	uint32_t v = mms_hash_find(&a->idx, key);
 
-	return v ? vu_agg_at(a, v - 1) : NULL;
+	return v ? util_agg_at(a, v - 1) : NULL;
 }
 
 /*
@@ -216,7 +216,7 @@ struct series_row {
 
 #define SPARES 4
 
-struct vu_series {
+struct util_series {
 	enum mms_group by;
 	uint64_t epoch;
 	uint32_t stack_skip;
@@ -229,9 +229,9 @@ struct vu_series {
 	struct mms_rows scratch;
 };
 
-int vu_series_create(enum mms_group by, struct vu_series **out)
+int util_series_create(enum mms_group by, struct util_series **out)
 {
-	struct vu_series *s = calloc(1, sizeof(*s));
+	struct util_series *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
@@ -240,7 +240,7 @@ int vu_series_create(enum mms_group by, struct vu_series **out)
 	return 0;
 }
 
-static void series_iv_free(struct vu_series *s, struct series_iv *v)
+static void series_iv_free(struct util_series *s, struct series_iv *v)
 {
 	int i = 0;
 
@@ -256,7 +256,7 @@ static void series_iv_free(struct vu_series *s, struct series_iv *v)
 }
 
 /* need zeroed bytes for v: a spare table not much larger, or a new one. */
-static int series_buf(struct vu_series *s, struct series_iv *v, size_t need)
+static int series_buf(struct util_series *s, struct series_iv *v, size_t need)
 {
 	for (int i = 0; i < SPARES; i++) {
 		if (!s->spare[i] || s->spare_bytes[i] < need || s->spare_bytes[i] / 2 > need)
@@ -272,7 +272,7 @@ static int series_buf(struct vu_series *s, struct series_iv *v, size_t need)
 	return v->buf ? 0 : -ENOMEM;
 }
 
-static void series_drop(struct vu_series *s)
+static void series_drop(struct util_series *s)
 {
 	for (int i = 0; i < SERIES_SLOTS; i++)
 		series_iv_free(s, &s->iv[i]);
@@ -287,7 +287,7 @@ static void series_drop(struct vu_series *s)
 	s->kept_from = 0;
 }
 
-void vu_series_destroy(struct vu_series *s)
+void util_series_destroy(struct util_series *s)
 {
 	if (!s)
 		return;
@@ -297,7 +297,7 @@ void vu_series_destroy(struct vu_series *s)
 }
 
 /* Row keys of this grouping are ids below this (0: they are not ids). */
-static uint32_t series_ids(const struct vu_series *s, const struct mms_view_env *env)
+static uint32_t series_ids(const struct util_series *s, const struct mms_view_env *env)
 {
 	if (s->by == MMS_BY_LOCK)
 		return mms_store_table_size(env->st, MMS_TAB_LOCK) + 1;
@@ -307,7 +307,7 @@ static uint32_t series_ids(const struct vu_series *s, const struct mms_view_env 
 }
 
 /* Starts the table of interval in for nr rows; NULL when out of memory. */
-static struct series_iv *series_begin(struct vu_series *s, struct series_iv *v,
+static struct series_iv *series_begin(struct util_series *s, struct series_iv *v,
 				      const struct mms_interval *in, size_t nr, uint32_t ids)
 {
 	uint32_t slots = 16;
@@ -350,7 +350,7 @@ static void series_add(struct series_iv *v, uint64_t key, uint64_t total, uint64
 	e[h] = (struct series_ent){ .key1 = key + 1, .total = total, .count = count };
 }
 
-static int series_fill(struct vu_series *s, struct series_iv *v, const struct mms_interval *in,
+static int series_fill(struct util_series *s, struct series_iv *v, const struct mms_interval *in,
 		       const struct mms_rows *rows, uint32_t ids)
 {
 	if (!series_begin(s, v, in, rows->nr, ids))
@@ -383,7 +383,7 @@ static uint64_t series_find(const struct series_iv *v, uint64_t key, bool counts
 	return 0;
 }
 
-static void series_check(struct vu_series *s, const struct mms_view_env *env)
+static void series_check(struct util_series *s, const struct mms_view_env *env)
 {
 	uint64_t from;
 
@@ -404,7 +404,7 @@ static void series_check(struct vu_series *s, const struct mms_view_env *env)
 	s->kept_from = from;
 }
 
-struct vu_seed *vu_series_seed_begin(struct vu_series *s, const struct mms_view_env *env,
+struct util_seed *util_series_seed_begin(struct util_series *s, const struct mms_view_env *env,
 				     uint32_t idx, size_t nr)
 {
 	const struct mms_interval *in = mms_store_at(env->st, idx);
@@ -412,16 +412,16 @@ struct vu_seed *vu_series_seed_begin(struct vu_series *s, const struct mms_view_
 	series_check(s, env);
 	if (!in)
 		return NULL;
-	return (struct vu_seed *)series_begin(s, &s->iv[in->seq % SERIES_SLOTS], in, nr,
+	return (struct util_seed *)series_begin(s, &s->iv[in->seq % SERIES_SLOTS], in, nr,
 					      series_ids(s, env));
 }
 
-void vu_series_seed_add(struct vu_seed *sd, uint64_t key, uint64_t total, uint64_t count)
+void util_series_seed_add(struct util_seed *sd, uint64_t key, uint64_t total, uint64_t count)
 {
 	series_add((struct series_iv *)sd, key, total, count);
 }
 
-static struct series_iv *series_iv(struct vu_series *s, const struct mms_view_env *env,
+static struct series_iv *series_iv(struct util_series *s, const struct mms_view_env *env,
 				   uint32_t idx)
 {
 	const struct mms_interval *in = mms_store_at(env->st, idx);
@@ -441,7 +441,7 @@ static struct series_iv *series_iv(struct vu_series *s, const struct mms_view_en
 }
 
 /* One value of the series, from the interval's table (made on first use); 0 and !*ok on error. */
-static uint64_t series_value(struct vu_series *s, const struct mms_view_env *env, uint32_t idx,
+static uint64_t series_value(struct util_series *s, const struct mms_view_env *env, uint32_t idx,
 			     uint64_t key, bool counts, bool *ok)
 {
 	struct series_iv *v = series_iv(s, env, idx);
@@ -470,7 +470,7 @@ static void series_keep(struct series_row *r, uint64_t key, bool counts, uint64_
 				  .base_seq = base_seq, .n = n, .cap = r->cap, .vals = r->vals };
 }
 
-uint32_t vu_series_get(struct vu_series *s, const struct mms_view_env *env, uint64_t key,
+uint32_t util_series_get(struct util_series *s, const struct mms_view_env *env, uint64_t key,
 		       bool counts, uint64_t *out, uint32_t max)
 {
 	struct series_row *r = NULL;
@@ -511,7 +511,7 @@ uint32_t vu_series_get(struct vu_series *s, const struct mms_view_env *env, uint
 	return n;
 }
 
-void vu_metric(const struct mms_view_env *env, const char *name, long sub, uint32_t tgid,
+void util_metric(const struct mms_view_env *env, const char *name, long sub, uint32_t tgid,
 	       struct mms_stat *out)
 {
 	if (!env->valid) {
@@ -521,7 +521,7 @@ void vu_metric(const struct mms_view_env *env, const char *name, long sub, uint3
 	mms_query_metric(env->st, env->from, env->cur, name, sub, tgid, out);
 }
 
-bool vu_metric_seen(const struct mms_store *st, const char *name)
+bool util_metric_seen(const struct mms_store *st, const char *name)
 {
 	for (uint32_t i = 0; i < mms_store_count(st); i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);
@@ -533,12 +533,12 @@ bool vu_metric_seen(const struct mms_store *st, const char *name)
 	return false;
 }
 
-bool vu_family_ok(const struct mms_view_env *env, enum mms_metric_family f)
+bool util_family_ok(const struct mms_view_env *env, enum mms_metric_family f)
 {
 	return !env->fam || env->fam[f].source;
 }
 
-int vu_source(struct mms_canvas *c, int y, int max_rows, const struct mms_view_env *env,
+int util_source(struct mms_canvas *c, int y, int max_rows, const struct mms_view_env *env,
 	      enum mms_metric_family f, const char *what)
 {
 	const struct mms_family_status *fs = env->fam ? &env->fam[f] : NULL;

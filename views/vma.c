@@ -148,9 +148,9 @@ static bool use_inferred(const struct mms_view_env *env)
 
 	if (fs && fs->backend)
 		return !strcmp(fs->backend, "inferred");
-	return env->valid && !vu_metric_seen(env->st, MMS_M_VMA_SPLIT) &&
-	       !vu_metric_seen(env->st, MMS_M_VMA_MERGE) &&
-	       vu_metric_seen(env->st, MMS_M_VMA_INFERRED_CALLS);
+	return env->valid && !util_metric_seen(env->st, MMS_M_VMA_SPLIT) &&
+	       !util_metric_seen(env->st, MMS_M_VMA_MERGE) &&
+	       util_metric_seen(env->st, MMS_M_VMA_INFERRED_CALLS);
 }
 
 static int sys_slot(struct vma_view *v, uint32_t nr)
@@ -236,26 +236,26 @@ static int draw_measured(struct vma_view *v, const struct mms_view_env *env,
 	const struct mms_stat *sp = mtable_sum(v->m, V_SPLIT), *mg = mtable_sum(v->m, V_MERGE);
 	char a[16], b[16], d[16], e[16], f[16], g[16], h[16], i[16], k[16], l[16];
 
-	vu_fmt_rate(a, sizeof(a), sp->count, env->secs);
-	vu_fmt_rate(b, sizeof(b), v->split_below, env->secs);
-	vu_fmt_rate(d, sizeof(d), sp->count - v->split_below, env->secs);
-	vu_fmt_rate(e, sizeof(e), v->split_file, env->secs);
+	util_fmt_rate(a, sizeof(a), sp->count, env->secs);
+	util_fmt_rate(b, sizeof(b), v->split_below, env->secs);
+	util_fmt_rate(d, sizeof(d), sp->count - v->split_below, env->secs);
+	util_fmt_rate(e, sizeof(e), v->split_file, env->secs);
 	mms_canvas_printf(c, 0, y, MMS_ROLE_NORMAL, c->w,
 			  "splits %s/s: new VMA below %s/s, above %s/s; file-backed %s/s", a, b, d,
 			  e);
-	vu_fmt_rate(f, sizeof(f), mg->count, env->secs);
-	vu_fmt_rate(g, sizeof(g), mtable_sum(v->m, V_PREV)->count, env->secs);
-	vu_fmt_rate(h, sizeof(h), mtable_sum(v->m, V_NEXT)->count, env->secs);
-	vu_fmt_rate(i, sizeof(i), mtable_sum(v->m, V_BOTH)->count, env->secs);
-	vu_fmt_rate(k, sizeof(k), v->merge_removed, env->secs);
+	util_fmt_rate(f, sizeof(f), mg->count, env->secs);
+	util_fmt_rate(g, sizeof(g), mtable_sum(v->m, V_PREV)->count, env->secs);
+	util_fmt_rate(h, sizeof(h), mtable_sum(v->m, V_NEXT)->count, env->secs);
+	util_fmt_rate(i, sizeof(i), mtable_sum(v->m, V_BOTH)->count, env->secs);
+	util_fmt_rate(k, sizeof(k), v->merge_removed, env->secs);
 	mms_canvas_printf(c, 0, y + 1, MMS_ROLE_NORMAL, c->w,
 			  "merges %s/s: with prev %s/s, next %s/s, both %s/s; VMAs removed %s/s",
 			  f, g, h, i, k);
-	vu_fmt_rate(a, sizeof(a), v->merge_origin[MMS_VMA_ORIGIN_NEW], env->secs);
-	vu_fmt_rate(b, sizeof(b), v->merge_origin[MMS_VMA_ORIGIN_EXISTING], env->secs);
-	vu_fmt_rate(d, sizeof(d), v->merge_origin[MMS_VMA_ORIGIN_COPY], env->secs);
-	vu_fmt_rate(e, sizeof(e), v->merge_origin[MMS_VMA_ORIGIN_UNKNOWN], env->secs);
-	vu_fmt_rate(l, sizeof(l), mtable_sum(v->m, V_EXPAND)->count, env->secs);
+	util_fmt_rate(a, sizeof(a), v->merge_origin[MMS_VMA_ORIGIN_NEW], env->secs);
+	util_fmt_rate(b, sizeof(b), v->merge_origin[MMS_VMA_ORIGIN_EXISTING], env->secs);
+	util_fmt_rate(d, sizeof(d), v->merge_origin[MMS_VMA_ORIGIN_COPY], env->secs);
+	util_fmt_rate(e, sizeof(e), v->merge_origin[MMS_VMA_ORIGIN_UNKNOWN], env->secs);
+	util_fmt_rate(l, sizeof(l), mtable_sum(v->m, V_EXPAND)->count, env->secs);
 	mms_canvas_printf(c, 0, y + 2, MMS_ROLE_DIM, c->w,
 			  "merge origin: new range %s/s, existing %s/s, copy %s/s, unknown %s/s;"
 			  " expands %s/s", a, b, d, e, l);
@@ -275,9 +275,9 @@ static int draw_inferred(struct vma_view *v, const struct mms_view_env *env,
 		const char *name = mms_vma_syscall_name(v->sys[i].nr);
 		char a[16], b[16], d[16], nb[24];
 
-		vu_fmt_rate(a, sizeof(a), v->sys[i].s[I_CALLS].count, env->secs);
-		vu_fmt_rate(b, sizeof(b), v->sys[i].s[I_UP].total, env->secs);
-		vu_fmt_rate(d, sizeof(d), v->sys[i].s[I_DOWN].total, env->secs);
+		util_fmt_rate(a, sizeof(a), v->sys[i].s[I_CALLS].count, env->secs);
+		util_fmt_rate(b, sizeof(b), v->sys[i].s[I_UP].total, env->secs);
+		util_fmt_rate(d, sizeof(d), v->sys[i].s[I_DOWN].total, env->secs);
 		snprintf(nb, sizeof(nb), "%u", v->sys[i].nr);
 		mms_canvas_printf(c, 0, y + rows, MMS_ROLE_NORMAL, c->w, "%-16s %8s %8s %8s",
 				  name ? name : nb, a, b, d);
@@ -296,13 +296,13 @@ static void view_draw(void *priv, const struct mms_view_env *env, struct mms_can
 
 	if (h < 4)
 		return;
-	rows = vu_source(c, y, 3, env, MMS_FAM_VMA, "VMA source");
+	rows = util_source(c, y, 3, env, MMS_FAM_VMA, "VMA source");
 	if (!env->valid) {
-		vu_empty(c, y + rows, h - rows, "waiting for the first interval...");
+		util_empty(c, y + rows, h - rows, "waiting for the first interval...");
 		return;
 	}
-	if (!vu_family_ok(env, MMS_FAM_VMA) && !mtable_total_rows(v->m)) {
-		vu_empty(c, y + rows, h - rows, "no VMA data: see above for why");
+	if (!util_family_ok(env, MMS_FAM_VMA) && !mtable_total_rows(v->m)) {
+		util_empty(c, y + rows, h - rows, "no VMA data: see above for why");
 		return;
 	}
 	if (v->is_inferred)
@@ -320,5 +320,5 @@ const struct mms_view mms_view_vma = {
 	.update = view_update,
 	.draw = view_draw,
 	.list = view_table,
-	.whole_history = true,	/* which source there was: vu_metric_seen() */
+	.whole_history = true,	/* which source there was: util_metric_seen() */
 };

@@ -560,7 +560,7 @@ static void test_view(void **state)
 {
 	struct mms_compare c;
 	struct mms_canvas *cv;
-	struct cmpview *v;
+	struct compare_view *v;
 	char *txt;
 	size_t n;
 
@@ -568,10 +568,10 @@ static void test_view(void **state)
 	mms_compare_init(&c, "v6.18", "patched");
 	ab_runs(&c);
 	assert_int_equal(mms_compare_finish(&c, NULL), 0);
-	assert_int_equal(cmpview_create(&c, &v), 0);
+	assert_int_equal(compare_view_create(&c, &v), 0);
 	assert_int_equal(mms_canvas_create(80, 24, false, &cv), 0);
-	cmpview_update(v, MMS_CMP_LOCKS, NULL);
-	cmpview_draw(v, cv, 0, 24);
+	compare_view_update(v, MMS_CMP_LOCKS, NULL);
+	compare_view_draw(v, cv, 0, 24);
 	n = mms_canvas_text(cv, NULL, 0);
 	txt = malloc(n + 1);
 	assert_non_null(txt);
@@ -584,9 +584,9 @@ static void test_view(void **state)
 	assert_non_null(strstr(txt, "runs:  9.20 ms  9.60 ms  9.50 ms  9.40 ms  9.65 ms"));
 	assert_non_null(strstr(txt, "Welch's t = -12.08"));
 	free(txt);
-	assert_string_equal(cmpview_selected(v)->what, "avg wait");
+	assert_string_equal(compare_view_selected(v)->what, "avg wait");
 	mms_canvas_destroy(cv);
-	cmpview_destroy(v);
+	compare_view_destroy(v);
 	mms_compare_free(&c);
 }
 

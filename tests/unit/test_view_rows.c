@@ -44,7 +44,7 @@ struct world {
 	struct mms_store *st;
 	const struct mms_view *v;
 	void *priv;
-	struct vu_series *series;	/* the sparkline cache, used directly */
+	struct util_series *series;	/* the sparkline cache, used directly */
 	struct mms_canvas *c, *want;
 	uint32_t tasks[8], stacks[4];
 	uint32_t nr_locks_made;
@@ -106,7 +106,7 @@ static void world_init(struct world *w, uint32_t window)
 	assert_non_null(*v);
 	w->v = *v;
 	assert_int_equal(w->v->create(&w->priv), 0);
-	assert_int_equal(vu_series_create(MMS_BY_LOCK, &w->series), 0);
+	assert_int_equal(util_series_create(MMS_BY_LOCK, &w->series), 0);
 	assert_int_equal(mms_canvas_create(160, 42, false, &w->c), 0);
 	assert_int_equal(mms_canvas_create(160, 42, false, &w->want), 0);
 }
@@ -114,7 +114,7 @@ static void world_init(struct world *w, uint32_t window)
 static void world_finish(struct world *w)
 {
 	w->v->destroy(w->priv);
-	vu_series_destroy(w->series);
+	util_series_destroy(w->series);
 	mms_canvas_destroy(w->c);
 	mms_canvas_destroy(w->want);
 	mms_store_destroy(w->st);
@@ -260,10 +260,10 @@ static void check_row(struct world *w, const struct mms_view_env *env, size_t p,
 	mms_canvas_clear(w->want);
 	mms_canvas_put(w->want, l->x[COL_LOCK], y, MMS_ROLE_NORMAL, want->label, l->w[COL_LOCK]);
 	same_cells(w, l->x[COL_LOCK], y, l->w[COL_LOCK], "the name", want->label);
-	vu_fmt_rate(buf, sizeof(buf), want->count, env->secs);
+	util_fmt_rate(buf, sizeof(buf), want->count, env->secs);
 	mms_canvas_put_right(w->want, l->x[COL_COUNT], y, l->w[COL_COUNT], MMS_ROLE_NORMAL, buf);
 	same_cells(w, l->x[COL_COUNT], y, l->w[COL_COUNT], "CONT/s", want->label);
-	vu_fmt_wait_rate(buf, sizeof(buf), want->total, env->secs);
+	util_fmt_wait_rate(buf, sizeof(buf), want->total, env->secs);
 	mms_canvas_put_right(w->want, l->x[COL_WAIT], y, l->w[COL_WAIT], MMS_ROLE_NORMAL, buf);
 	same_cells(w, l->x[COL_WAIT], y, l->w[COL_WAIT], "WAIT/s", want->label);
 	n = want_spark(w, want->id, vals);
@@ -296,7 +296,7 @@ static void check_series(struct world *w, const struct mms_view_env *env)
 
 	for (uint32_t k = 0; k < 24; k++) {
 		uint32_t id = 1 + rnd(ids + 2);	/* now and then past the last id */
-		uint32_t n = vu_series_get(w->series, env, id, false, got, MAX_SPARK);
+		uint32_t n = util_series_get(w->series, env, id, false, got, MAX_SPARK);
 
 		assert_int_equal(n, want_spark(w, id, vals));
 		for (uint32_t i = 0; i < n; i++)
