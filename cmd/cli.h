@@ -105,6 +105,15 @@ void mms_cli_openmetrics_end(struct mms_openmetrics *om);
 void mms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * Why mms_session_start() failed with e, in buf: the session's own words
+ * (err, when it gave some), that the command could not run, or that
+ * collecting could not start.  Returns the exit status: 127 for a command
+ * that could not run (as a shell says it), MMS_EXIT_FAIL otherwise.
+ */
+int mms_cli_start_failed(const struct mms_cli *cli, int e, const char *err, char *buf,
+			 size_t len);
+
+/*
  * A live command may run here (mms_privileges_check): 0, or MMS_EXIT_NOPERM
  * with what is missing and what to do instead printed.
  */

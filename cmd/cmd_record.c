@@ -282,18 +282,14 @@ int mms_record_one(struct mms_cli *cli, const char *path, int index, int count,
 	}
 	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (err[0])
-			mms_cli_error("%s", err);
-		else if (cli->opts.cmd)
-			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
-				strerror(-e));
-		else
-			mms_cli_error("cannot start collection: %s", strerror(-e));
+		char why[sizeof(err)];
+
+		ret = mms_cli_start_failed(cli, e, err, why, sizeof(why));
+		mms_cli_error("%s", why);
 		/* Nothing was recorded: leave no empty recording behind. */
 		mms_recorder_destroy(rec);
 		rec = NULL;
 		unlink(path);
-		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
 		goto out;
 	}
 	res->started = true;

@@ -128,14 +128,10 @@ static int report_live(struct mms_cli *cli)
 		goto out;
 	e = mms_session_start(s, err, sizeof(err));
 	if (e) {
-		if (err[0])
-			mms_cli_error("%s", err);
-		else if (cli->opts.cmd)
-			mms_cli_error("cannot run '%s': %s", cli->opts.cmd[0],
-				strerror(-e));
-		else
-			mms_cli_error("start failed: %s", strerror(-e));
-		ret = cli->opts.cmd && !err[0] ? 127 : MMS_EXIT_FAIL;
+		char why[sizeof(err)];
+
+		ret = mms_cli_start_failed(cli, e, err, why, sizeof(why));
+		mms_cli_error("%s", why);
 		goto out;
 	}
 	e = mms_session_run(s);

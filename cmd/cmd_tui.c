@@ -123,15 +123,11 @@ int mms_cmd_tui(struct mms_cli *cli)
 	}
 	if (!e) {
 		e = mms_session_start(s, err, sizeof(err));
-		if (e && err[0]) {
-			/* the privilege drop failed: err says why */
-		} else if (e && cli->opts.cmd) {
-			/* The command could not be executed: 127, as record and report say it. */
-			snprintf(err, sizeof(err), "cannot run '%s': %s", cli->opts.cmd[0],
-				 strerror(-e));
-			ret = 127;
-		} else if (e) {
-			snprintf(err, sizeof(err), "cannot start collecting: %s", strerror(-e));
+		if (e) {
+			char why[sizeof(err)];
+
+			ret = mms_cli_start_failed(cli, e, err, why, sizeof(why));
+			snprintf(err, sizeof(err), "%s", why);
 		}
 	}
 	if (e)

@@ -730,6 +730,21 @@ static int validate(struct mms_cli *cli)
 	return validate_targets(cli, live);
 }
 
+int mms_cli_start_failed(const struct mms_cli *cli, int e, const char *err, char *buf,
+			 size_t len)
+{
+	if (err[0]) {
+		snprintf(buf, len, "%s", err);
+		return MMS_EXIT_FAIL;
+	}
+	if (cli->opts.cmd) {
+		snprintf(buf, len, "cannot run '%s': %s", cli->opts.cmd[0], strerror(-e));
+		return 127;
+	}
+	snprintf(buf, len, "cannot start collecting: %s", strerror(-e));
+	return MMS_EXIT_FAIL;
+}
+
 void mms_cli_error(const char *fmt, ...)
 {
 	char buf[4096];
