@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The collectors: every live source mmscope has, and the fallback order per
- * metric family (DESIGN.md, "Sources and their fallbacks").  The session
+ * metric family (the order is registry.c's table; README.md's "Kernels" says
+ * it per kernel, `mmscope check` for the running one).  The session
  * opens sources through here; `check` asks every one of them to really
  * prepare (load, attach, open) and reports what worked and why not.
  */
