@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,14 @@ _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte 
 /* Each aggregation map preallocated up to this size (key, element, a value per CPU). */
 #define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
 _Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
+/* The BPF side's struct lb_stat is struct mms_stat field for field: values are read as one. */
+_Static_assert(sizeof(struct lb_stat) == sizeof(struct mms_stat) &&
+	       offsetof(struct lb_stat, count) == offsetof(struct mms_stat, count) &&
+	       offsetof(struct lb_stat, total) == offsetof(struct mms_stat, total) &&
+	       offsetof(struct lb_stat, min) == offsetof(struct mms_stat, min) &&
+	       offsetof(struct lb_stat, max) == offsetof(struct mms_stat, max) &&
+	       offsetof(struct lb_stat, hist) == offsetof(struct mms_stat, hist),
+	       "struct lb_stat is laid out as struct mms_stat");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
 
@@ -88,7 +97,7 @@ struct lb_src {
 	uint32_t nr_lock_slots, nr_locks_used;
 
 	struct lb_key *keys;		/* batch buffers */
-	struct lb_stat *vals;
+	struct mms_stat *vals;		/* per CPU, as the maps' struct lb_stat */
 	uint32_t batch;
 
 	struct mount_ent *mounts;
@@ -847,27 +856,15 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 	return err;
 }
 
-static void sum_stat(const struct lb_src *lb, const struct lb_stat *v, struct mms_stat *out)
+static void sum_stat(const struct lb_src *lb, const struct mms_stat *v, struct mms_stat *out)
 {
 	mms_stat_init(out);
-	for (int c = 0; c < lb->ncpus; c++) {
-		const struct lb_stat *s = &v[c];
-
-		if (!s->count)
-			continue;
-		if (!out->count || s->min < out->min)
-			out->min = s->min;
-		if (s->max > out->max)
-			out->max = s->max;
-		out->count += s->count;
-		out->total += s->total;
-		for (int i = 0; i < MMS_HIST_SLOTS; i++)
-			out->hist[i] += s->hist[i];
-	}
+	for (int c = 0; c < lb->ncpus; c++)
+		mms_stat_merge(out, &v[c]);
 }
 
 static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key *k,
-		   const struct lb_stat *v)
+		   const struct mms_stat *v)
 {
 	struct mms_lock_sample s = { .flags = k->flags };
 	const struct short_exit *dead;
@@ -906,7 +903,7 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 static int grow_batch(struct lb_src *lb, uint32_t n)
 {
 	struct lb_key *k = realloc(lb->keys, n * sizeof(*k));
-	struct lb_stat *v;
+	struct mms_stat *v;
 
 	if (!k)
 		return -ENOMEM;
