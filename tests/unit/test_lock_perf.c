@@ -262,6 +262,45 @@ static void test_stacks(void **state)
 	assert_int_equal(lp_engine_stack(f->e, ips_a, 0), 0);
 }
 
+/*
+ * Past 65536 raw stacks the table starts over at a flush: a wait still in
+ * progress keeps its stack (re-interned), and new stacks are found again.
+ */
+static void test_stacks_trim(void **state)
+{
+	struct fx *f = *state;
+	const struct mms_lock_sample *s;
+	const struct mms_stack *st;
+	uint64_t ips[2];
+	uint32_t a, id;
+
+	push(f, LP_BEGIN, 10, 7, 0, 0x1000, MMS_LCB_WRITE, lp_engine_stack(f->e, ips_b, 1));
+	lp_engine_process(f->e, UINT64_MAX);
+	for (uint32_t i = 0; i < 70000; i++) {
+		ips[0] = 0xffffffff82000000ULL + i * 16;
+		ips[1] = i;
+		assert_int_not_equal(lp_engine_stack(f->e, ips, 2), 0);
+	}
+	ips[0] = 0xffffffff82000000ULL;
+	ips[1] = 0;
+	assert_int_equal(lp_engine_stack(f->e, ips, 2), 2);	/* the first after ips_b's */
+	commit(f);	/* no wait ended: nothing refers to a stack, the table starts over */
+	a = lp_engine_stack(f->e, ips_a, 2);
+	assert_int_equal(lp_engine_stack(f->e, ips_a, 2), a);
+	id = lp_engine_stack(f->e, ips, 2);
+	assert_int_not_equal(id, 2);	/* a new table: it is new again */
+	assert_true(id > a && id < 70000);
+	end(f, 500, 7, 0x1000);
+	lp_engine_process(f->e, UINT64_MAX);
+	s = row(f, commit(f), 0x1000, 7);
+	assert_non_null(s);
+	assert_int_equal(s->wait.total, 490);
+	st = mms_store_get_stack(f->st, s->stack_id);
+	assert_non_null(st);
+	assert_int_equal(st->nr, 1);
+	assert_int_equal(st->ips[0], ips_b[0]);
+}
+
 /* The pool refuses records when full instead of overrunning. */
 static void test_pool_full(void **state)
 {
@@ -286,6 +325,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_idle_per_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stacks_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full, setup, teardown),
 	};
 
