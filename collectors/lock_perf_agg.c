@@ -53,7 +53,6 @@ struct lp_stack {
 };
 
 struct lp_comm {
-	uint32_t tid;		/* 0: empty */
 	char comm[LP_COMM_LEN];
 };
 
@@ -83,8 +82,10 @@ struct lp_engine {
 	uint64_t *st_ips;
 	size_t st_ips_nr, st_ips_cap;
 
+	/* Thread names, by tid (0 never: that is the idle task, "swapper"). */
 	struct lp_comm *comms;
 	uint32_t comms_nr, comms_cap;
+	struct mms_hash comm_idx;	/* tid -> comms index + 1 */
 
 	uint64_t lost[MMS_LOST_NR];
 };
@@ -150,6 +151,7 @@ void lp_engine_destroy(struct lp_engine *e)
 	free(e->agg_used);
 	stacks_free(e);
 	free(e->comms);
+	mms_hash_free(&e->comm_idx);
 	free(e);
 }
 
@@ -528,42 +530,32 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 
 static struct lp_comm *comm_slot(struct lp_engine *e, uint32_t tid, bool add)
 {
-	uint32_t mask, i;
+	struct lp_comm *c;
+	uint32_t i;
+	int found;
 
-	if (!e->comms_cap) {
-		if (!add)
-			return NULL;
-		e->comms = calloc(1024, sizeof(*e->comms));
-		if (!e->comms)
-			return NULL;
-		e->comms_cap = 1024;
-	}
-	if (add && (e->comms_nr + 1) * 2 > e->comms_cap) {
-		struct lp_comm *old = e->comms;
-		uint32_t old_cap = e->comms_cap;
-
-		e->comms = calloc(old_cap * 2, sizeof(*e->comms));
-		if (!e->comms) {
-			e->comms = old;
-			return NULL;
-		}
-		e->comms_cap = old_cap * 2;
-		e->comms_nr = 0;
-		for (uint32_t k = 0; k < old_cap; k++)
-			if (old[k].tid)
-				*comm_slot(e, old[k].tid, true) = old[k];
-		free(old);
-	}
-	mask = e->comms_cap - 1;
-	for (i = task_hash(tid) & mask; e->comms[i].tid; i = (i + 1) & mask)
-		if (e->comms[i].tid == tid)
-			return &e->comms[i];
-	if (!add)
+	if (!tid)
 		return NULL;
-	e->comms_nr++;
-	e->comms[i].tid = tid;
-	e->comms[i].comm[0] = '\0';
-	return &e->comms[i];
+	if (!add) {
+		i = mms_hash_find(&e->comm_idx, tid);
+		return i ? &e->comms[i - 1] : NULL;
+	}
+	found = mms_hash_probe(&e->comm_idx, tid, &i);
+	if (found)
+		return found > 0 ? &e->comms[e->comm_idx.vals[i] - 1] : NULL;
+	if (e->comms_nr == e->comms_cap) {
+		uint32_t cap = e->comms_cap ? e->comms_cap * 2 : 512;
+
+		c = realloc(e->comms, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		e->comms = c;
+		e->comms_cap = cap;
+	}
+	c = &e->comms[e->comms_nr];
+	c->comm[0] = '\0';
+	mms_hash_set(&e->comm_idx, i, tid, e->comms_nr++);
+	return c;
 }
 
 static bool read_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
@@ -814,7 +806,7 @@ int lp_engine_flush(struct lp_engine *e, struct mms_store *st)
 	}
 	stacks_trim(e);
 	if (e->comms_nr > LP_COMMS_MAX) {
-		memset(e->comms, 0, e->comms_cap * sizeof(*e->comms));
+		mms_hash_clear(&e->comm_idx);
 		e->comms_nr = 0;
 	}
 	return err;
