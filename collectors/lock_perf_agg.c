@@ -67,6 +67,7 @@ struct lp_engine {
 	uint32_t pool_nr, pool_cap;
 
 	/* Waits in progress: open addressing, linear probing, backward-shift delete. */
+	/* Not mms_hash: that has no delete, and every wait's end deletes here, on the hot path. */
 	struct lp_task *tasks;
 	uint32_t tasks_nr, tasks_cap, tasks_max;
 
