@@ -22,12 +22,6 @@ struct stack_ent {
 	bool skip;		/* -S rejected it */
 };
 
-/* tgid -> followed?, for the ancestry check through /proc. */
-struct tgid_ent {
-	uint32_t tgid;		/* 0: empty */
-	bool ok;
-};
-
 struct lock_filter {
 	uint64_t addr;		/* 0: a name */
 	const char *name;	/* the -L entry as given */
@@ -48,8 +42,7 @@ struct mms_lock_common {
 	uint64_t epoch;
 	const struct mms_store *epoch_store;
 
-	struct tgid_ent *tgids;
-	uint32_t tgids_cap, tgids_nr;
+	struct mms_hash tgids;	/* tgid -> followed? + 1, from the ancestry in /proc */
 
 	uint64_t cgroup_ids[MMS_MAX_FILTERS];	/* -G, resolved */
 	int nr_cgroup_ids;
@@ -255,7 +248,7 @@ void mms_lock_common_destroy(struct mms_lock_common *lc)
 	stacks_clear(lc);
 	free(lc->stacks);
 	mms_hash_free(&lc->stack_idx);
-	free(lc->tgids);
+	mms_hash_free(&lc->tgids);
 	mms_cgroups_destroy(lc->cgroups);
 	free(lc);
 }
@@ -524,43 +517,20 @@ uint64_t mms_lock_common_type_mask(const struct mms_lock_common *lc)
 	return lc->type_mask;
 }
 
-static struct tgid_ent *tgid_slot(struct mms_lock_common *lc, uint32_t tgid)
-{
-	uint32_t mask = lc->tgids_cap - 1;
-
-	for (uint32_t i = (tgid * 2654435761U) & mask;; i = (i + 1) & mask)
-		if (!lc->tgids[i].tgid || lc->tgids[i].tgid == tgid)
-			return &lc->tgids[i];
-}
-
 static int tgid_remember(struct mms_lock_common *lc, uint32_t tgid, bool ok)
 {
-	struct tgid_ent *e;
+	uint32_t i;
+	int found;
 
-	if (lc->tgids_nr >= TGID_CACHE_MAX) {
-		memset(lc->tgids, 0, lc->tgids_cap * sizeof(*lc->tgids));
-		lc->tgids_nr = 0;
-	}
-	if ((lc->tgids_nr + 1) * 2 > lc->tgids_cap) {
-		struct tgid_ent *old = lc->tgids;
-		uint32_t old_cap = lc->tgids_cap, cap = old_cap ? old_cap * 2 : 256;
-
-		lc->tgids = calloc(cap, sizeof(*lc->tgids));
-		if (!lc->tgids) {
-			lc->tgids = old;
-			return -ENOMEM;
-		}
-		lc->tgids_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].tgid)
-				*tgid_slot(lc, old[i].tgid) = old[i];
-		free(old);
-	}
-	e = tgid_slot(lc, tgid);
-	if (!e->tgid)
-		lc->tgids_nr++;
-	e->tgid = tgid;
-	e->ok = ok;
+	if (lc->tgids.nr >= TGID_CACHE_MAX)
+		mms_hash_clear(&lc->tgids);
+	found = mms_hash_probe(&lc->tgids, tgid, &i);
+	if (found < 0)
+		return found;
+	if (found)
+		lc->tgids.vals[i] = ok + 1;
+	else
+		mms_hash_set(&lc->tgids, i, tgid, ok);
 	return 0;
 }
 
@@ -603,6 +573,7 @@ static bool descends_from(uint32_t tgid, uint32_t ancestor)
 bool mms_lock_common_task_ok(struct mms_lock_common *lc, uint32_t tid, uint32_t tgid)
 {
 	const struct mms_options *o = lc->opts;
+	uint32_t known;
 	bool ok;
 
 	if (o->nr_tids) {
@@ -617,12 +588,9 @@ bool mms_lock_common_task_ok(struct mms_lock_common *lc, uint32_t tid, uint32_t 
 	/* Like perf's inherited events: children forked since, unless --no-inherit. */
 	if (o->no_inherit)
 		return false;
-	if (lc->tgids_cap) {
-		struct tgid_ent *e = tgid_slot(lc, tgid);
-
-		if (e->tgid)
-			return e->ok;
-	}
+	known = mms_hash_find(&lc->tgids, tgid);
+	if (known)
+		return known - 1;
 	ok = descends_from(tgid, (uint32_t)o->pid);
 	tgid_remember(lc, tgid, ok);
 	return ok;
