@@ -29,6 +29,7 @@
 #include "mmscope/cgroup.h"
 #include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
+#include "mmscope/hash.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
 
@@ -58,9 +59,8 @@ struct stack_slot {
 	bool seen;		/* the map holds it: counted in fill */
 };
 
-/* Lock address -> store lock id, for one drain. */
+/* A lock's store id, for one drain. */
 struct lock_slot {
-	uint64_t addr;		/* 0: empty */
 	uint32_t id;
 	bool skip;
 };
@@ -93,8 +93,9 @@ struct lb_src {
 	uint32_t fill[2][2];
 	uint64_t *ips;			/* one raw stack */
 
-	struct lock_slot *locks;
-	uint32_t nr_lock_slots, nr_locks_used;
+	struct lock_slot *locks;	/* a cache of the drain's locks, found through lock_idx */
+	uint32_t nr_locks, max_locks;
+	struct mms_hash lock_idx;	/* lock address -> locks index + 1 */
 
 	struct lb_key *keys;		/* batch buffers */
 	struct mms_stat *vals;		/* per CPU, as the maps' struct lb_stat */
@@ -809,26 +810,23 @@ static void file_name(struct lb_src *lb, const struct lb_lock_info *li, char *bu
 
 static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, uint32_t *id)
 {
-	uint32_t mask = lb->nr_lock_slots - 1;
 	struct mms_lock_hint h = { .addr = addr };
 	struct lb_lock_info li;
 	struct lock_slot *slot;
 	char detail[PATH_MAX + 32], comm[LB_COMM_LEN + 1];
+	uint32_t i;
 	int err;
 
-	/* A cache: when half full, start over rather than probe forever. */
-	if (lb->nr_locks_used * 2 >= lb->nr_lock_slots) {
-		memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
-		lb->nr_locks_used = 0;
+	/* A cache: when full, start over. */
+	if (lb->nr_locks == lb->max_locks) {
+		mms_hash_clear(&lb->lock_idx);
+		lb->nr_locks = 0;
 	}
-	for (uint32_t i = (uint32_t)(addr >> 3) * 2654435761U & mask;; i = (i + 1) & mask) {
-		slot = &lb->locks[i];
-		if (!slot->addr)
-			break;
-		if (slot->addr == addr) {
-			*id = slot->id;
-			return slot->skip ? MMS_LC_SKIP : 0;
-		}
+	i = mms_hash_find(&lb->lock_idx, addr);
+	if (i) {
+		slot = &lb->locks[i - 1];
+		*id = slot->id;
+		return slot->skip ? MMS_LC_SKIP : 0;
 	}
 	if (!bpf_map__lookup_elem(lb->skel->maps.lock_infos, &addr, sizeof(addr), &li,
 				  sizeof(li), 0)) {
@@ -847,12 +845,12 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 		}
 	}
 	err = mms_lock_common_lock(lb->lc, st, &h, id);
-	if (err < 0)
-		return err;
-	slot->addr = addr;
+	if (err < 0 || lb->nr_locks == lb->max_locks || mms_hash_probe(&lb->lock_idx, addr, &i))
+		return err;	/* not cached (no room): looked up again next time */
+	slot = &lb->locks[lb->nr_locks];
 	slot->id = *id;
 	slot->skip = err == MMS_LC_SKIP;
-	lb->nr_locks_used++;
+	mms_hash_set(&lb->lock_idx, i, addr, lb->nr_locks++);
 	return err;
 }
 
@@ -918,18 +916,21 @@ static int grow_batch(struct lb_src *lb, uint32_t n)
 
 static int grow_lock_slots(struct lb_src *lb, uint32_t want)
 {
-	uint32_t n = roundup_pow2(want * 2 > 256 ? want * 2 : 256);
+	uint32_t n = want > 128 ? want : 128;
 
-	if (n > lb->nr_lock_slots) {
+	if (n > lb->max_locks) {
 		struct lock_slot *p = realloc(lb->locks, n * sizeof(*p));
 
-		if (!p)
+		if (!p || mms_hash_reserve(&lb->lock_idx, n)) {
+			if (p)
+				lb->locks = p;
 			return -ENOMEM;
+		}
 		lb->locks = p;
-		lb->nr_lock_slots = n;
+		lb->max_locks = n;
 	}
-	memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
-	lb->nr_locks_used = 0;
+	mms_hash_clear(&lb->lock_idx);
+	lb->nr_locks = 0;
 	return 0;
 }
 
@@ -1079,6 +1080,7 @@ static void lb_destroy(struct mms_source *src)
 	free(lb->stacks);
 	free(lb->ips);
 	free(lb->locks);
+	mms_hash_free(&lb->lock_idx);
 	free(lb->keys);
 	free(lb->vals);
 	free(lb->mounts);
