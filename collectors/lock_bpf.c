@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "mmscope/cgroup.h"
 #include "mmscope/knobs.h"
 #include "mmscope/collectors.h"
+#include "mmscope/hash.h"
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
 
@@ -38,6 +40,14 @@ _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte 
 /* Each aggregation map preallocated up to this size (key, element, a value per CPU). */
 #define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
 _Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
+/* The BPF side's struct lb_stat is struct mms_stat field for field: values are read as one. */
+_Static_assert(sizeof(struct lb_stat) == sizeof(struct mms_stat) &&
+	       offsetof(struct lb_stat, count) == offsetof(struct mms_stat, count) &&
+	       offsetof(struct lb_stat, total) == offsetof(struct mms_stat, total) &&
+	       offsetof(struct lb_stat, min) == offsetof(struct mms_stat, min) &&
+	       offsetof(struct lb_stat, max) == offsetof(struct mms_stat, max) &&
+	       offsetof(struct lb_stat, hist) == offsetof(struct mms_stat, hist),
+	       "struct lb_stat is laid out as struct mms_stat");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
 
@@ -49,9 +59,8 @@ struct stack_slot {
 	bool seen;		/* the map holds it: counted in fill */
 };
 
-/* Lock address -> store lock id, for one drain. */
+/* A lock's store id, for one drain. */
 struct lock_slot {
-	uint64_t addr;		/* 0: empty */
 	uint32_t id;
 	bool skip;
 };
@@ -84,11 +93,12 @@ struct lb_src {
 	uint32_t fill[2][2];
 	uint64_t *ips;			/* one raw stack */
 
-	struct lock_slot *locks;
-	uint32_t nr_lock_slots, nr_locks_used;
+	struct lock_slot *locks;	/* a cache of the drain's locks, found through lock_idx */
+	uint32_t nr_locks, max_locks;
+	struct mms_hash lock_idx;	/* lock address -> locks index + 1 */
 
 	struct lb_key *keys;		/* batch buffers */
-	struct lb_stat *vals;
+	struct mms_stat *vals;		/* per CPU, as the maps' struct lb_stat */
 	uint32_t batch;
 
 	struct mount_ent *mounts;
@@ -800,26 +810,23 @@ static void file_name(struct lb_src *lb, const struct lb_lock_info *li, char *bu
 
 static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, uint32_t *id)
 {
-	uint32_t mask = lb->nr_lock_slots - 1;
 	struct mms_lock_hint h = { .addr = addr };
 	struct lb_lock_info li;
 	struct lock_slot *slot;
 	char detail[PATH_MAX + 32], comm[LB_COMM_LEN + 1];
+	uint32_t i;
 	int err;
 
-	/* A cache: when half full, start over rather than probe forever. */
-	if (lb->nr_locks_used * 2 >= lb->nr_lock_slots) {
-		memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
-		lb->nr_locks_used = 0;
+	/* A cache: when full, start over. */
+	if (lb->nr_locks == lb->max_locks) {
+		mms_hash_clear(&lb->lock_idx);
+		lb->nr_locks = 0;
 	}
-	for (uint32_t i = (uint32_t)(addr >> 3) * 2654435761U & mask;; i = (i + 1) & mask) {
-		slot = &lb->locks[i];
-		if (!slot->addr)
-			break;
-		if (slot->addr == addr) {
-			*id = slot->id;
-			return slot->skip ? MMS_LC_SKIP : 0;
-		}
+	i = mms_hash_find(&lb->lock_idx, addr);
+	if (i) {
+		slot = &lb->locks[i - 1];
+		*id = slot->id;
+		return slot->skip ? MMS_LC_SKIP : 0;
 	}
 	if (!bpf_map__lookup_elem(lb->skel->maps.lock_infos, &addr, sizeof(addr), &li,
 				  sizeof(li), 0)) {
@@ -838,36 +845,24 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 		}
 	}
 	err = mms_lock_common_lock(lb->lc, st, &h, id);
-	if (err < 0)
-		return err;
-	slot->addr = addr;
+	if (err < 0 || lb->nr_locks == lb->max_locks || mms_hash_probe(&lb->lock_idx, addr, &i))
+		return err;	/* not cached (no room): looked up again next time */
+	slot = &lb->locks[lb->nr_locks];
 	slot->id = *id;
 	slot->skip = err == MMS_LC_SKIP;
-	lb->nr_locks_used++;
+	mms_hash_set(&lb->lock_idx, i, addr, lb->nr_locks++);
 	return err;
 }
 
-static void sum_stat(const struct lb_src *lb, const struct lb_stat *v, struct mms_stat *out)
+static void sum_stat(const struct lb_src *lb, const struct mms_stat *v, struct mms_stat *out)
 {
 	mms_stat_init(out);
-	for (int c = 0; c < lb->ncpus; c++) {
-		const struct lb_stat *s = &v[c];
-
-		if (!s->count)
-			continue;
-		if (!out->count || s->min < out->min)
-			out->min = s->min;
-		if (s->max > out->max)
-			out->max = s->max;
-		out->count += s->count;
-		out->total += s->total;
-		for (int i = 0; i < MMS_HIST_SLOTS; i++)
-			out->hist[i] += s->hist[i];
-	}
+	for (int c = 0; c < lb->ncpus; c++)
+		mms_stat_merge(out, &v[c]);
 }
 
 static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key *k,
-		   const struct lb_stat *v)
+		   const struct mms_stat *v)
 {
 	struct mms_lock_sample s = { .flags = k->flags };
 	const struct short_exit *dead;
@@ -906,7 +901,7 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 static int grow_batch(struct lb_src *lb, uint32_t n)
 {
 	struct lb_key *k = realloc(lb->keys, n * sizeof(*k));
-	struct lb_stat *v;
+	struct mms_stat *v;
 
 	if (!k)
 		return -ENOMEM;
@@ -921,18 +916,21 @@ static int grow_batch(struct lb_src *lb, uint32_t n)
 
 static int grow_lock_slots(struct lb_src *lb, uint32_t want)
 {
-	uint32_t n = roundup_pow2(want * 2 > 256 ? want * 2 : 256);
+	uint32_t n = want > 128 ? want : 128;
 
-	if (n > lb->nr_lock_slots) {
+	if (n > lb->max_locks) {
 		struct lock_slot *p = realloc(lb->locks, n * sizeof(*p));
 
-		if (!p)
+		if (!p || mms_hash_reserve(&lb->lock_idx, n)) {
+			if (p)
+				lb->locks = p;
 			return -ENOMEM;
+		}
 		lb->locks = p;
-		lb->nr_lock_slots = n;
+		lb->max_locks = n;
 	}
-	memset(lb->locks, 0, lb->nr_lock_slots * sizeof(*lb->locks));
-	lb->nr_locks_used = 0;
+	mms_hash_clear(&lb->lock_idx);
+	lb->nr_locks = 0;
 	return 0;
 }
 
@@ -1082,6 +1080,7 @@ static void lb_destroy(struct mms_source *src)
 	free(lb->stacks);
 	free(lb->ips);
 	free(lb->locks);
+	mms_hash_free(&lb->lock_idx);
 	free(lb->keys);
 	free(lb->vals);
 	free(lb->mounts);

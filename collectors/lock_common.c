@@ -11,21 +11,15 @@
 
 #include "lock_common.h"
 #include "mmscope/cgroup.h"
+#include "mmscope/hash.h"
 #include "mmscope/ksyms.h"
 
 /* Raw stack -> store id, valid while the store's epoch stays the same. */
 struct stack_ent {
-	uint64_t hash;
-	uint64_t *ips;		/* NULL: empty slot */
+	uint64_t *ips;
 	uint32_t nr;
 	uint32_t id;
 	bool skip;		/* -S rejected it */
-};
-
-/* tgid -> followed?, for the ancestry check through /proc. */
-struct tgid_ent {
-	uint32_t tgid;		/* 0: empty */
-	bool ok;
 };
 
 struct lock_filter {
@@ -42,13 +36,13 @@ struct mms_lock_common {
 	int nr_locks;
 	uint64_t type_mask;
 
-	struct stack_ent *stacks;
+	struct stack_ent *stacks;	/* the stack cache, found through stack_idx */
 	uint32_t stacks_cap, stacks_nr;
+	struct mms_hash stack_idx;	/* hash_ips() -> stacks index + 1 */
 	uint64_t epoch;
 	const struct mms_store *epoch_store;
 
-	struct tgid_ent *tgids;
-	uint32_t tgids_cap, tgids_nr;
+	struct mms_hash tgids;	/* tgid -> followed? + 1, from the ancestry in /proc */
 
 	uint64_t cgroup_ids[MMS_MAX_FILTERS];	/* -G, resolved */
 	int nr_cgroup_ids;
@@ -241,11 +235,10 @@ int mms_lock_common_create(const struct mms_options *opts, const struct mms_ksym
 
 static void stacks_clear(struct mms_lock_common *lc)
 {
-	for (uint32_t i = 0; i < lc->stacks_cap; i++)
+	for (uint32_t i = 0; i < lc->stacks_nr; i++)
 		free(lc->stacks[i].ips);
-	free(lc->stacks);
-	lc->stacks = NULL;
-	lc->stacks_cap = lc->stacks_nr = 0;
+	lc->stacks_nr = 0;
+	mms_hash_clear(&lc->stack_idx);
 }
 
 void mms_lock_common_destroy(struct mms_lock_common *lc)
@@ -253,7 +246,9 @@ void mms_lock_common_destroy(struct mms_lock_common *lc)
 	if (!lc)
 		return;
 	stacks_clear(lc);
-	free(lc->tgids);
+	free(lc->stacks);
+	mms_hash_free(&lc->stack_idx);
+	mms_hash_free(&lc->tgids);
 	mms_cgroups_destroy(lc->cgroups);
 	free(lc);
 }
@@ -294,40 +289,6 @@ static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
 		h ^= h >> 29;
 	}
 	return h;
-}
-
-static struct stack_ent *stack_slot(struct mms_lock_common *lc, uint64_t h, const uint64_t *ips,
-				    uint32_t nr)
-{
-	uint32_t mask = lc->stacks_cap - 1;
-
-	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
-		struct stack_ent *e = &lc->stacks[i];
-
-		if (!e->ips)
-			return e;
-		if (e->hash == h && e->nr == nr && (!nr || !memcmp(e->ips, ips, nr * sizeof(*ips))))
-			return e;
-	}
-}
-
-static int stacks_grow(struct mms_lock_common *lc)
-{
-	struct stack_ent *old = lc->stacks;
-	uint32_t old_cap = lc->stacks_cap;
-	uint32_t cap = old_cap ? old_cap * 2 : 1024;
-
-	lc->stacks = calloc(cap, sizeof(*lc->stacks));
-	if (!lc->stacks) {
-		lc->stacks = old;
-		return -ENOMEM;
-	}
-	lc->stacks_cap = cap;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].ips)
-			*stack_slot(lc, old[i].hash, old[i].ips, old[i].nr) = old[i];
-	free(old);
-	return 0;
 }
 
 /* Drops every cached id when the store may have reused some. */
@@ -407,34 +368,48 @@ static int stack_resolve(struct mms_lock_common *lc, struct mms_store *st, const
 int mms_lock_common_stack(struct mms_lock_common *lc, struct mms_store *st, const uint64_t *ips,
 			  uint32_t nr, uint32_t *stack_id)
 {
+	struct mms_hash *x = &lc->stack_idx;
 	struct stack_ent *e;
 	uint64_t h;
+	uint32_t i;
 	int err;
 
 	check_epoch(lc, st);
 	if (lc->stacks_nr >= STACK_CACHE_MAX)
 		stacks_clear(lc);
-	if ((lc->stacks_nr + 1) * 2 > lc->stacks_cap && stacks_grow(lc))
+	if (x->nr + 1 > x->cap / 2 && mms_hash_reserve(x, x->nr + 1))
 		return stack_resolve(lc, st, ips, nr, stack_id);
 	h = hash_ips(ips, nr);
-	e = stack_slot(lc, h, ips, nr);
-	if (e->ips) {
-		*stack_id = e->id;
-		return e->skip ? MMS_LC_SKIP : 0;
+	for (i = mms_hash_first(x, h); x->vals[i]; i = mms_hash_next(x, i)) {
+		e = &lc->stacks[x->vals[i] - 1];
+		if (x->tags[i] == h && e->nr == nr &&
+		    (!nr || !memcmp(e->ips, ips, nr * sizeof(*ips)))) {
+			*stack_id = e->id;
+			return e->skip ? MMS_LC_SKIP : 0;
+		}
 	}
 	err = stack_resolve(lc, st, ips, nr, stack_id);
 	if (err < 0)
 		return err;
+	if (lc->stacks_nr == lc->stacks_cap) {
+		uint32_t cap = lc->stacks_cap ? lc->stacks_cap * 2 : 512;
+
+		e = realloc(lc->stacks, cap * sizeof(*e));
+		if (!e)
+			return err;	/* resolved fine, just not cached */
+		lc->stacks = e;
+		lc->stacks_cap = cap;
+	}
+	e = &lc->stacks[lc->stacks_nr];
 	e->ips = malloc((nr ? nr : 1) * sizeof(*ips));
 	if (!e->ips)
-		return err;	/* resolved fine, just not cached */
+		return err;
 	if (nr)
 		memcpy(e->ips, ips, nr * sizeof(*ips));
-	e->hash = h;
 	e->nr = nr;
 	e->id = *stack_id;
 	e->skip = err == MMS_LC_SKIP;
-	lc->stacks_nr++;
+	mms_hash_set(x, i, h, lc->stacks_nr++);
 	return err;
 }
 
@@ -542,43 +517,20 @@ uint64_t mms_lock_common_type_mask(const struct mms_lock_common *lc)
 	return lc->type_mask;
 }
 
-static struct tgid_ent *tgid_slot(struct mms_lock_common *lc, uint32_t tgid)
-{
-	uint32_t mask = lc->tgids_cap - 1;
-
-	for (uint32_t i = (tgid * 2654435761U) & mask;; i = (i + 1) & mask)
-		if (!lc->tgids[i].tgid || lc->tgids[i].tgid == tgid)
-			return &lc->tgids[i];
-}
-
 static int tgid_remember(struct mms_lock_common *lc, uint32_t tgid, bool ok)
 {
-	struct tgid_ent *e;
+	uint32_t i;
+	int found;
 
-	if (lc->tgids_nr >= TGID_CACHE_MAX) {
-		memset(lc->tgids, 0, lc->tgids_cap * sizeof(*lc->tgids));
-		lc->tgids_nr = 0;
-	}
-	if ((lc->tgids_nr + 1) * 2 > lc->tgids_cap) {
-		struct tgid_ent *old = lc->tgids;
-		uint32_t old_cap = lc->tgids_cap, cap = old_cap ? old_cap * 2 : 256;
-
-		lc->tgids = calloc(cap, sizeof(*lc->tgids));
-		if (!lc->tgids) {
-			lc->tgids = old;
-			return -ENOMEM;
-		}
-		lc->tgids_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].tgid)
-				*tgid_slot(lc, old[i].tgid) = old[i];
-		free(old);
-	}
-	e = tgid_slot(lc, tgid);
-	if (!e->tgid)
-		lc->tgids_nr++;
-	e->tgid = tgid;
-	e->ok = ok;
+	if (lc->tgids.nr >= TGID_CACHE_MAX)
+		mms_hash_clear(&lc->tgids);
+	found = mms_hash_probe(&lc->tgids, tgid, &i);
+	if (found < 0)
+		return found;
+	if (found)
+		lc->tgids.vals[i] = ok + 1;
+	else
+		mms_hash_set(&lc->tgids, i, tgid, ok);
 	return 0;
 }
 
@@ -621,6 +573,7 @@ static bool descends_from(uint32_t tgid, uint32_t ancestor)
 bool mms_lock_common_task_ok(struct mms_lock_common *lc, uint32_t tid, uint32_t tgid)
 {
 	const struct mms_options *o = lc->opts;
+	uint32_t known;
 	bool ok;
 
 	if (o->nr_tids) {
@@ -635,12 +588,9 @@ bool mms_lock_common_task_ok(struct mms_lock_common *lc, uint32_t tid, uint32_t 
 	/* Like perf's inherited events: children forked since, unless --no-inherit. */
 	if (o->no_inherit)
 		return false;
-	if (lc->tgids_cap) {
-		struct tgid_ent *e = tgid_slot(lc, tgid);
-
-		if (e->tgid)
-			return e->ok;
-	}
+	known = mms_hash_find(&lc->tgids, tgid);
+	if (known)
+		return known - 1;
 	ok = descends_from(tgid, (uint32_t)o->pid);
 	tgid_remember(lc, tgid, ok);
 	return ok;

@@ -17,6 +17,7 @@
 
 #include "lock_common.h"
 #include "lock_perf.h"
+#include "mmscope/hash.h"
 #include "mmscope/ksyms.h"
 
 #define LP_MAX_DEPTH 8		/* nested waits per thread, as lock_bpf */
@@ -47,13 +48,11 @@ struct lp_agg {
 };
 
 struct lp_stack {
-	uint64_t hash;
 	uint32_t off;		/* into ips */
 	uint32_t nr;
 };
 
 struct lp_comm {
-	uint32_t tid;		/* 0: empty */
 	char comm[LP_COMM_LEN];
 };
 
@@ -68,24 +67,27 @@ struct lp_engine {
 	uint32_t pool_nr, pool_cap;
 
 	/* Waits in progress: open addressing, linear probing, backward-shift delete. */
+	/* Not mms_hash: that has no delete, and every wait's end deletes here, on the hot path. */
 	struct lp_task *tasks;
 	uint32_t tasks_nr, tasks_cap, tasks_max;
 
 	/* Aggregates of this interval; used[] lists the occupied slots. */
+	/* Not mms_hash: rows behind its index cost bench/parse_bench 14% (0.267 -> 0.305 s). */
 	struct lp_agg *agg;
 	uint32_t *agg_used;
 	uint32_t agg_nr, agg_cap, agg_max;
 
-	/* Raw stacks: ent[1..nr-1], ips in one array, hashed index of ids. */
+	/* Raw stacks: ent[1..nr-1], ips in one array, found through st_idx. */
 	struct lp_stack *st_ent;
 	uint32_t st_nr, st_cap;
-	uint32_t *st_index;
-	uint32_t st_index_cap;
+	struct mms_hash st_idx;	/* hash_ips() -> id + 1 */
 	uint64_t *st_ips;
 	size_t st_ips_nr, st_ips_cap;
 
+	/* Thread names, by tid (0 never: that is the idle task, "swapper"). */
 	struct lp_comm *comms;
 	uint32_t comms_nr, comms_cap;
+	struct mms_hash comm_idx;	/* tid -> comms index + 1 */
 
 	uint64_t lost[MMS_LOST_NR];
 };
@@ -131,13 +133,12 @@ int lp_engine_create(const struct mms_options *opts, struct mms_lock_common *lc,
 static void stacks_free(struct lp_engine *e)
 {
 	free(e->st_ent);
-	free(e->st_index);
+	mms_hash_free(&e->st_idx);
 	free(e->st_ips);
 	e->st_ent = NULL;
-	e->st_index = NULL;
 	e->st_ips = NULL;
 	e->st_nr = 1;
-	e->st_cap = e->st_index_cap = 0;
+	e->st_cap = 0;
 	e->st_ips_nr = e->st_ips_cap = 0;
 }
 
@@ -152,6 +153,7 @@ void lp_engine_destroy(struct lp_engine *e)
 	free(e->agg_used);
 	stacks_free(e);
 	free(e->comms);
+	mms_hash_free(&e->comm_idx);
 	free(e);
 }
 
@@ -227,21 +229,6 @@ static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
 	return h ? h : 1;
 }
 
-static uint32_t *stack_index_slot(struct lp_engine *e, uint64_t h, const uint64_t *ips,
-				  uint32_t nr)
-{
-	uint32_t mask = e->st_index_cap - 1;
-
-	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
-		uint32_t id = e->st_index[i];
-		const struct lp_stack *s = &e->st_ent[id];
-
-		if (!id || (s->hash == h && s->nr == nr &&
-			    !memcmp(e->st_ips + s->off, ips, nr * sizeof(*ips))))
-			return &e->st_index[i];
-	}
-}
-
 static int stack_room(struct lp_engine *e, uint32_t nr)
 {
 	if (e->st_nr + 1 > e->st_cap) {
@@ -265,31 +252,17 @@ static int stack_room(struct lp_engine *e, uint32_t nr)
 		e->st_ips = p;
 		e->st_ips_cap = cap;
 	}
-	if ((e->st_nr + 1) * 2 > e->st_index_cap) {
-		uint32_t cap = e->st_index_cap ? e->st_index_cap * 2 : 512;
-		uint32_t *old = e->st_index, old_cap = e->st_index_cap;
-
-		e->st_index = calloc(cap, sizeof(*e->st_index));
-		if (!e->st_index) {
-			e->st_index = old;
-			return -ENOMEM;
-		}
-		e->st_index_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++) {
-			const struct lp_stack *s = &e->st_ent[old[i]];
-
-			if (old[i])
-				*stack_index_slot(e, s->hash, e->st_ips + s->off, s->nr) = old[i];
-		}
-		free(old);
-	}
+	if (e->st_idx.nr + 1 > e->st_idx.cap / 2 && mms_hash_reserve(&e->st_idx, e->st_idx.nr + 1))
+		return -ENOMEM;
 	return 0;
 }
 
 uint32_t lp_engine_stack(struct lp_engine *e, const uint64_t *ips, uint32_t nr)
 {
+	struct mms_hash *x = &e->st_idx;
+	struct lp_stack *s;
 	uint64_t h;
-	uint32_t *slot;
+	uint32_t i;
 
 	if (!nr)
 		return 0;
@@ -298,18 +271,19 @@ uint32_t lp_engine_stack(struct lp_engine *e, const uint64_t *ips, uint32_t nr)
 		return 0;
 	}
 	h = hash_ips(ips, nr);
-	slot = stack_index_slot(e, h, ips, nr);
-	if (!*slot) {
-		struct lp_stack *s = &e->st_ent[e->st_nr];
-
-		s->hash = h;
-		s->off = (uint32_t)e->st_ips_nr;
-		s->nr = nr;
-		memcpy(e->st_ips + e->st_ips_nr, ips, nr * sizeof(*ips));
-		e->st_ips_nr += nr;
-		*slot = e->st_nr++;
+	for (i = mms_hash_first(x, h); x->vals[i]; i = mms_hash_next(x, i)) {
+		s = &e->st_ent[x->vals[i] - 1];
+		if (x->tags[i] == h && s->nr == nr &&
+		    !memcmp(e->st_ips + s->off, ips, nr * sizeof(*ips)))
+			return x->vals[i] - 1;
 	}
-	return *slot;
+	s = &e->st_ent[e->st_nr];
+	s->off = (uint32_t)e->st_ips_nr;
+	s->nr = nr;
+	memcpy(e->st_ips + e->st_ips_nr, ips, nr * sizeof(*ips));
+	e->st_ips_nr += nr;
+	mms_hash_set(x, i, h, e->st_nr);
+	return e->st_nr++;
 }
 
 /*
@@ -321,13 +295,11 @@ static void stacks_trim(struct lp_engine *e)
 {
 	struct lp_stack *ent = e->st_ent;
 	uint64_t *ips = e->st_ips;
-	uint32_t *index = e->st_index;
 
 	if (e->st_nr < LP_STACKS_MAX)
 		return;
 	e->st_ent = NULL;
 	e->st_ips = NULL;
-	e->st_index = NULL;
 	stacks_free(e);
 	for (uint32_t i = 0; i < e->tasks_cap; i++) {
 		struct lp_task *t = &e->tasks[i];
@@ -346,7 +318,6 @@ static void stacks_trim(struct lp_engine *e)
 	}
 	free(ent);
 	free(ips);
-	free(index);
 }
 
 /* Time order --------------------------------------------------------------- */
@@ -561,42 +532,32 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 
 static struct lp_comm *comm_slot(struct lp_engine *e, uint32_t tid, bool add)
 {
-	uint32_t mask, i;
+	struct lp_comm *c;
+	uint32_t i;
+	int found;
 
-	if (!e->comms_cap) {
-		if (!add)
-			return NULL;
-		e->comms = calloc(1024, sizeof(*e->comms));
-		if (!e->comms)
-			return NULL;
-		e->comms_cap = 1024;
-	}
-	if (add && (e->comms_nr + 1) * 2 > e->comms_cap) {
-		struct lp_comm *old = e->comms;
-		uint32_t old_cap = e->comms_cap;
-
-		e->comms = calloc(old_cap * 2, sizeof(*e->comms));
-		if (!e->comms) {
-			e->comms = old;
-			return NULL;
-		}
-		e->comms_cap = old_cap * 2;
-		e->comms_nr = 0;
-		for (uint32_t k = 0; k < old_cap; k++)
-			if (old[k].tid)
-				*comm_slot(e, old[k].tid, true) = old[k];
-		free(old);
-	}
-	mask = e->comms_cap - 1;
-	for (i = task_hash(tid) & mask; e->comms[i].tid; i = (i + 1) & mask)
-		if (e->comms[i].tid == tid)
-			return &e->comms[i];
-	if (!add)
+	if (!tid)
 		return NULL;
-	e->comms_nr++;
-	e->comms[i].tid = tid;
-	e->comms[i].comm[0] = '\0';
-	return &e->comms[i];
+	if (!add) {
+		i = mms_hash_find(&e->comm_idx, tid);
+		return i ? &e->comms[i - 1] : NULL;
+	}
+	found = mms_hash_probe(&e->comm_idx, tid, &i);
+	if (found)
+		return found > 0 ? &e->comms[e->comm_idx.vals[i] - 1] : NULL;
+	if (e->comms_nr == e->comms_cap) {
+		uint32_t cap = e->comms_cap ? e->comms_cap * 2 : 512;
+
+		c = realloc(e->comms, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		e->comms = c;
+		e->comms_cap = cap;
+	}
+	c = &e->comms[e->comms_nr];
+	c->comm[0] = '\0';
+	mms_hash_set(&e->comm_idx, i, tid, e->comms_nr++);
+	return c;
 }
 
 static bool read_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
@@ -847,7 +808,7 @@ int lp_engine_flush(struct lp_engine *e, struct mms_store *st)
 	}
 	stacks_trim(e);
 	if (e->comms_nr > LP_COMMS_MAX) {
-		memset(e->comms, 0, e->comms_cap * sizeof(*e->comms));
+		mms_hash_clear(&e->comm_idx);
 		e->comms_nr = 0;
 	}
 	return err;

@@ -14,11 +14,12 @@
 #include <string.h>
 
 #include "stack_rules.h"
+#include "mmscope/hash.h"
 
 enum { BAD_DELTA = 1, BAD_TOP = 2, BAD_END = 4 };
 
 struct rule {
-	uint64_t ra;		/* 0: empty slot */
+	uint64_t ra;
 	int16_t delta;		/* first observation's distance to the next frame */
 	int16_t from_top;	/* ... the next frame's distance below the top */
 	int16_t end_k;		/* distance below the top where the stack ended */
@@ -30,8 +31,9 @@ struct rule {
 
 struct mms_stack_rules {
 	uint32_t depth;
-	struct rule *tab;
-	uint32_t cap, used, given;
+	struct rule *rules;
+	uint32_t nr, cap, given;
+	struct mms_hash idx;	/* ra -> rules index + 1 */
 	int (*publish)(void *arg, uint64_t ra, const struct lb_hop *hop);
 	void *arg;
 	/* The first frame above the context: its index in a walk and its word. */
@@ -55,10 +57,10 @@ struct mms_stack_rules *mms_stack_rules_new(uint32_t depth,
 	r->depth = depth;
 	r->publish = publish;
 	r->arg = arg;
-	r->cap = 1024;
-	r->tab = calloc(r->cap, sizeof(*r->tab));
-	if (!r->tab) {
-		free(r);
+	r->cap = 512;
+	r->rules = malloc(r->cap * sizeof(*r->rules));
+	if (!r->rules || mms_hash_reserve(&r->idx, r->cap)) {
+		mms_stack_rules_free(r);
 		return NULL;
 	}
 	return r;
@@ -68,49 +70,30 @@ void mms_stack_rules_free(struct mms_stack_rules *r)
 {
 	if (!r)
 		return;
-	free(r->tab);
+	free(r->rules);
+	mms_hash_free(&r->idx);
 	free(r);
-}
-
-static uint32_t hash_ra(uint64_t ra)
-{
-	ra ^= ra >> 33;
-	ra *= 0xff51afd7ed558ccdULL;
-	ra ^= ra >> 33;
-	return (uint32_t)ra;
-}
-
-static struct rule *slot_of(struct rule *tab, uint32_t cap, uint64_t ra)
-{
-	uint32_t i = hash_ra(ra) & (cap - 1);
-
-	while (tab[i].ra && tab[i].ra != ra)
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
 }
 
 static struct rule *find(struct mms_stack_rules *r, uint64_t ra)
 {
 	struct rule *e;
+	uint32_t i;
+	int found = mms_hash_probe(&r->idx, ra, &i);
 
-	if ((r->used + 1) * 2 > r->cap) {
-		uint32_t cap = r->cap * 2;
-		struct rule *tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
+	if (found)
+		return found > 0 ? &r->rules[r->idx.vals[i] - 1] : NULL;
+	if (r->nr == r->cap) {
+		e = realloc(r->rules, r->cap * 2 * sizeof(*e));
+		if (!e)
 			return NULL;
-		for (uint32_t i = 0; i < r->cap; i++)
-			if (r->tab[i].ra)
-				*slot_of(tab, cap, r->tab[i].ra) = r->tab[i];
-		free(r->tab);
-		r->tab = tab;
-		r->cap = cap;
+		r->rules = e;
+		r->cap *= 2;
 	}
-	e = slot_of(r->tab, r->cap, ra);
-	if (!e->ra) {
-		e->ra = ra;
-		r->used++;
-	}
+	e = &r->rules[r->nr];
+	memset(e, 0, sizeof(*e));
+	e->ra = ra;
+	mms_hash_set(&r->idx, i, ra, r->nr++);
 	return e;
 }
 

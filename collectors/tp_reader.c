@@ -19,6 +19,7 @@
 #include <event-parse.h>
 
 #include "mmscope/collectors.h"
+#include "mmscope/hash.h"
 #include "mmscope/options.h"
 #include "tp_reader.h"
 
@@ -41,11 +42,6 @@ struct ring {
 	uint32_t cpu;
 };
 
-struct id_set {
-	uint32_t *slot;		/* 0: empty (pid 0 is never followed) */
-	size_t cap, nr;
-};
-
 struct mms_tp_reader {
 	struct tep_handle *tep;
 	struct tep_format_field *type_field;	/* common_type, from the first event */
@@ -55,7 +51,7 @@ struct mms_tp_reader {
 	struct tep_format_field *fork_child;
 
 	enum { F_ALL, F_TGID, F_TID } filter;
-	struct id_set ids;
+	struct mms_hash ids;	/* the pids or tids followed (0 never is) */
 
 	int *fds;		/* every event on every CPU */
 	int nr_fds;
@@ -113,7 +109,7 @@ void mms_tp_reader_destroy(struct mms_tp_reader *r)
 		close(r->epfd);
 	free(r->rings);
 	free(r->fds);
-	free(r->ids.slot);
+	mms_hash_free(&r->ids);
 	free(r->scratch);
 	if (r->tep)
 		tep_free(r->tep);
@@ -251,41 +247,24 @@ uint64_t mms_tp_get(const struct mms_tp_record *rec, const struct tep_format_fie
 
 /* ---- process filter ---- */
 
-static bool ids_has(const struct id_set *s, uint32_t id)
+static bool ids_has(const struct mms_hash *s, uint32_t id)
 {
-	if (!s->cap || !id)
-		return false;
-	for (size_t i = (id * 2654435761U) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (s->slot[i] == id)
-			return true;
-		if (!s->slot[i])
-			return false;
-	}
+	return id && mms_hash_find(s, id);
 }
 
-static int ids_add(struct id_set *s, uint32_t id)
+static int ids_add(struct mms_hash *s, uint32_t id)
 {
-	if (!id || ids_has(s, id))
-		return 0;
-	if ((s->nr + 1) * 2 > s->cap) {
-		struct id_set n = { .cap = s->cap ? s->cap * 2 : 64 };
+	uint32_t i;
+	int found;
 
-		n.slot = calloc(n.cap, sizeof(*n.slot));
-		if (!n.slot)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				ids_add(&n, s->slot[i]);
-		free(s->slot);
-		*s = n;
-	}
-	for (size_t i = (id * 2654435761U) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (!s->slot[i]) {
-			s->slot[i] = id;
-			s->nr++;
-			return 0;
-		}
-	}
+	if (!id)
+		return 0;
+	found = mms_hash_probe(s, id, &i);
+	if (found < 0)
+		return found;
+	if (!found)
+		mms_hash_set(s, i, id, 0);
+	return 0;
 }
 
 static int fork_seen(void *ctx, const struct mms_tp_record *rec)

@@ -18,6 +18,7 @@ struct mms_intern_ent {
 struct mms_intern {
 	struct mms_intern_ent *ent;	/* indexed by id, 1..nr */
 	uint32_t nr, cap, live;
+	/* Not mms_hash: 4-byte slots are what mms_store_bytes() counts, which decides eviction. */
 	uint32_t *slots;		/* ids, 0 = empty */
 	uint32_t nslots;
 	uint32_t *free_ids;

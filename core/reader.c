@@ -170,13 +170,19 @@ static const char recorded[] = "";
  * index rec_feed.c builds (run_start, by_id, sid and a run number each).
  */
 #define DEF_COST (sizeof(struct def) + 3 * sizeof(uint32_t) + sizeof(struct def_sid))
-/* An id map entry (key, value) at the lowest load a map grows to: a quarter. */
+/*
+ * An id map entry: a 12-byte mms_hash slot (tag, index) at a load between a
+ * half and a quarter, charged as 32 bytes as when it was an 8-byte slot at a
+ * quarter (so the budget stops a file where it always did).
+ */
 #define IDMAP_COST (4 * 2 * sizeof(uint32_t))
 
 static int add_def(struct mms_recording *rec, size_t off, uint32_t tab, uint32_t fid,
 		   const uint8_t *p, uint32_t len)
 {
 	struct def *d;
+	uint32_t i;
+	int found;
 
 	if (!rec_charge_mem(rec, off, IDMAP_COST))
 		return -ENOSPC;
@@ -198,13 +204,18 @@ static int add_def(struct mms_recording *rec, size_t off, uint32_t tab, uint32_t
 	d->p = p;
 	d->len = len;
 	rec->info.defs[tab]++;
-	return rec_idmap_put(&rec->defined[tab], fid, 1) < 0 ? -ENOMEM : 0;
+	found = mms_hash_probe(&rec->defined[tab], fid, &i);
+	if (found < 0)
+		return -ENOMEM;
+	if (!found)
+		mms_hash_set(&rec->defined[tab], i, fid, 0);
+	return 0;
 }
 
 /* A reference to an id no definition so far gave. */
 static void check_ref(struct mms_recording *rec, enum mms_table t, uint32_t fid)
 {
-	if (fid && !rec_idmap_get(&rec->defined[t], fid))
+	if (fid && !mms_hash_find(&rec->defined[t], fid))
 		rec->info.dangling++;
 }
 
@@ -528,7 +539,7 @@ static int scan(struct mms_recording *rec, char *errbuf, size_t errlen)
 	}
 	rec->scanning = false;
 	for (int t = 0; t < MMS_TAB_NR; t++)
-		rec_idmap_free(&rec->defined[t]);
+		mms_hash_free(&rec->defined[t]);
 	return 0;
 }
 
@@ -688,8 +699,8 @@ void mms_recording_close(struct mms_recording *rec)
 	if (!rec || --rec->refs)
 		return;
 	for (int t = 0; t < MMS_TAB_NR; t++) {
-		rec_idmap_free(&rec->defined[t]);
-		rec_idmap_free(&rec->runs[t]);
+		mms_hash_free(&rec->defined[t]);
+		mms_hash_free(&rec->runs[t]);
 	}
 	free(rec->run_start);
 	free(rec->by_id);

@@ -48,13 +48,17 @@ static int build_index(struct mms_recording *rec)
 	if (!rec->run_start || !rec->by_id || !rec->sid || !rec->hot || !run_of)
 		goto out;
 	for (uint32_t d = 0; d < n; d++) {
-		struct idmap *m = &rec->runs[rec->defs[d].tab];
-		uint32_t r = rec_idmap_get(m, rec->defs[d].fid);
+		struct mms_hash *m = &rec->runs[rec->defs[d].tab];
+		uint32_t i, r;
+		int found = mms_hash_probe(m, rec->defs[d].fid, &i);
 
-		if (!r) {
+		if (found < 0)
+			goto out;
+		if (found) {
+			r = m->vals[i];
+		} else {
 			r = ++runs;
-			if (rec_idmap_put(m, rec->defs[d].fid, r) < 0)
-				goto out;
+			mms_hash_set(m, i, rec->defs[d].fid, r - 1);
 		}
 		run_of[d] = r - 1;
 		rec->run_start[r]++;
@@ -75,7 +79,7 @@ out:
 	if (err) {
 		/* Whole or nothing: the next feed tries again. */
 		for (int t = 0; t < MMS_TAB_NR; t++)
-			rec_idmap_free(&rec->runs[t]);
+			mms_hash_free(&rec->runs[t]);
 		free(rec->run_start);
 		free(rec->by_id);
 		free(rec->sid);
@@ -94,7 +98,7 @@ out:
 static uint32_t def_at(const struct mms_recording *rec, enum mms_table t, uint32_t fid,
 		       uint32_t idx, struct span *sp)
 {
-	uint32_t r = fid ? rec_idmap_get(&rec->runs[t], fid) : 0, lo, hi, end;
+	uint32_t r = fid ? mms_hash_find(&rec->runs[t], fid) : 0, lo, hi, end;
 
 	if (!r)
 		return 0;	/* never defined: fed as 0 everywhere (counted at open) */

@@ -188,18 +188,6 @@ static inline uint64_t rec_rd64(const uint8_t *p)
 	return le64toh(*(const rec_u64_any *)p);
 }
 
-/* file id -> value, open addressing; 0 is never a key (the reader's maps). */
-struct idmap {
-	uint32_t *keys, *vals;
-	uint32_t nr, cap;
-};
-
-uint32_t rec_idmap_get(const struct idmap *m, uint32_t k);
-/* 1: replaced an entry, 0: added one, -ENOMEM. */
-int rec_idmap_put(struct idmap *m, uint32_t k, uint32_t v);
-void rec_idmap_clear(struct idmap *m);
-void rec_idmap_free(struct idmap *m);
-
 /* CRC-32 (zlib's) over the first 12 bytes of a block header, then the payload. */
 uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t n);
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <zstd.h>
 
+#include "mmscope/hash.h"
 #include "mmscope/recording.h"
 #include "rec_format.h"
 
@@ -85,7 +86,7 @@ struct mms_recording {
 	size_t scratch_cap;
 	uint8_t *unpacked;	/* a packed interval's rows, unpacked */
 	size_t unpacked_cap;
-	struct idmap defined[MMS_TAB_NR];	/* while scanning: ids defined so far */
+	struct mms_hash defined[MMS_TAB_NR];	/* while scanning: file ids defined so far */
 	uint32_t refs;		/* the opener, and stores holding deferred intervals */
 	/*
 	 * Feeding (rec_feed.c), in any order: the definitions of each file id
@@ -93,7 +94,7 @@ struct mms_recording {
 	 * store id each was interned as.
 	 */
 	bool indexed;
-	struct idmap runs[MMS_TAB_NR];	/* file id -> 1 + its run */
+	struct mms_hash runs[MMS_TAB_NR];	/* file id -> its run + 1 */
 	uint32_t *run_start;	/* run r: by_id[run_start[r] .. run_start[r + 1]) */
 	uint32_t *by_id;	/* def indexes, grouped by table and file id */
 	struct def_sid *sid;	/* by def index; valid for cache_st at cache_gen */

@@ -13,6 +13,7 @@
 #include "intern.h"
 #include "mmscope/store.h"
 
+/* Not mms_hash: compare of hostile_rec.py's distinct took 1.31 -> 1.50 s CPU through it. */
 struct row_index {
 	uint32_t *slots;	/* row index + 1, 0 = empty */
 	uint32_t nslots;

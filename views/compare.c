@@ -135,71 +135,47 @@ void mms_compare_free(struct mms_compare *c)
 {
 	free(c->rows);
 	free(c->ents);
-	free(c->hash);
+	mms_hash_free(&c->idx);
 	c->rows = NULL;
 	c->ents = NULL;
-	c->hash = NULL;
-	c->nr = c->cap = c->nr_ents = c->cap_ents = c->hash_cap = 0;
+	c->nr = c->cap = c->nr_ents = c->cap_ents = 0;
 }
 
 /* ---- entities by (group, name) ---- */
 
-static size_t ent_hash(enum mms_cmp_group g, const char *name)
+/* FNV-1a of the name, seeded with the group: the entity's tag in the index. */
+static uint64_t ent_tag(enum mms_cmp_group g, const char *name)
 {
 	uint64_t h = 1469598103934665603ULL ^ (uint64_t)g;
 
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-static void hash_insert(struct mms_compare *c, size_t idx)
-{
-	size_t i = ent_hash(c->ents[idx].group, c->ents[idx].name) & (c->hash_cap - 1);
-
-	while (c->hash[i])
-		i = (i + 1) & (c->hash_cap - 1);
-	c->hash[i] = (unsigned int)idx + 1;
-}
-
-static int grow(struct mms_compare *c)
-{
-	size_t cap = c->cap_ents ? c->cap_ents * 2 : 64;
-	struct mms_cmp_ent *e = realloc(c->ents, cap * sizeof(*e));
-	unsigned int *h;
-
-	if (!e)
-		return -ENOMEM;
-	c->ents = e;
-	c->cap_ents = cap;
-	/* The index stays at most half full. */
-	h = calloc(cap * 2, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	free(c->hash);
-	c->hash = h;
-	c->hash_cap = cap * 2;
-	for (size_t i = 0; i < c->nr_ents; i++)
-		hash_insert(c, i);
-	return 0;
+	return h;
 }
 
 static struct mms_cmp_ent *ent_get(struct mms_compare *c, enum mms_cmp_group g, const char *name,
 				   enum ent_kind kind, unsigned int need)
 {
+	uint64_t tag = ent_tag(g, name);
 	struct mms_cmp_ent *e;
-	size_t i;
+	uint32_t i;
 
-	if (c->hash_cap) {
-		for (i = ent_hash(g, name) & (c->hash_cap - 1); c->hash[i];
-		     i = (i + 1) & (c->hash_cap - 1)) {
-			e = &c->ents[c->hash[i] - 1];
-			if (e->group == g && !strcmp(e->name, name))
-				return e;
-		}
-	}
-	if (c->nr_ents == c->cap_ents && grow(c))
+	if (c->idx.nr + 1 > c->idx.cap / 2 && mms_hash_reserve(&c->idx, c->idx.nr + 1))
 		return NULL;
+	for (i = mms_hash_first(&c->idx, tag); c->idx.vals[i]; i = mms_hash_next(&c->idx, i)) {
+		e = &c->ents[c->idx.vals[i] - 1];
+		if (c->idx.tags[i] == tag && e->group == g && !strcmp(e->name, name))
+			return e;
+	}
+	if (c->nr_ents == c->cap_ents) {
+		size_t cap = c->cap_ents ? c->cap_ents * 2 : 64;
+
+		e = realloc(c->ents, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		c->ents = e;
+		c->cap_ents = cap;
+	}
 	e = &c->ents[c->nr_ents];
 	memset(e, 0, sizeof(*e));
 	e->group = g;
@@ -207,7 +183,7 @@ static struct mms_cmp_ent *ent_get(struct mms_compare *c, enum mms_cmp_group g, 
 	e->need = need;
 	e->order = ORDER_RANKED;
 	snprintf(e->name, sizeof(e->name), "%s", name);
-	hash_insert(c, c->nr_ents++);
+	mms_hash_set(&c->idx, i, tag, (uint32_t)c->nr_ents++);
 	return e;
 }
 

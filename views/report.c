@@ -10,6 +10,7 @@
 
 #include "mmscope/escape.h"
 #include "mmscope/format.h"
+#include "mmscope/hash.h"
 #include "mmscope/mm_metrics.h"
 #include "mmscope/report.h"
 #include "mmscope/score.h"
@@ -41,18 +42,11 @@ static uint64_t metric_key(uint32_t metric_id, uint32_t sub, uint32_t tgid)
 	return (uint64_t)metric_id << 42 | (uint64_t)(sub & 0xfffff) << 22 | (tgid & 0x3fffff);
 }
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	return k ^ (k >> 33);
-}
-
 /* One pass over every interval, rows found through a hash: hour-long recordings stay fast. */
 static int metric_rows_collect(const struct mms_store *st, struct metric_rows *out)
 {
-	uint32_t n = mms_store_count(st), *slots = NULL, nslots = 0;
-	uint64_t *keys = NULL;
+	struct mms_hash idx = { 0 };	/* metric_key() -> row index + 1 */
+	uint32_t n = mms_store_count(st);
 	int err = 0;
 
 	for (uint32_t i = 0; i < n && !err; i++) {
@@ -63,37 +57,13 @@ static int metric_rows_collect(const struct mms_store *st, struct metric_rows *o
 			const struct mms_task *t = mms_store_get_task(st, m->proc_id);
 			uint32_t tgid = t ? t->tgid : 0, h;
 			uint64_t key = metric_key(m->metric_id, m->sub, tgid);
+			int found = mms_hash_probe(&idx, key, &h);
 
-			if ((out->nr + 1) * 2 > nslots) {
-				uint32_t ns = nslots ? nslots * 2 : 1024;
-				uint32_t *sl = calloc(ns, sizeof(*sl));
-				uint64_t *ks = calloc(ns, sizeof(*ks));
-
-				if (!sl || !ks) {
-					free(sl);
-					free(ks);
-					err = -ENOMEM;
-					break;
-				}
-				for (size_t r = 0; r < out->nr; r++) {
-					const struct metric_row *x = &out->rows[r];
-					uint64_t k = metric_key(x->metric_id, x->sub, x->tgid);
-
-					for (h = (uint32_t)mix(k) & (ns - 1); sl[h]; h = (h + 1) & (ns - 1))
-						;
-					sl[h] = (uint32_t)r + 1;
-					ks[h] = k;
-				}
-				free(slots);
-				free(keys);
-				slots = sl;
-				keys = ks;
-				nslots = ns;
+			if (found < 0) {
+				err = found;
+				break;
 			}
-			for (h = (uint32_t)mix(key) & (nslots - 1); slots[h] && keys[h] != key;
-			     h = (h + 1) & (nslots - 1))
-				;
-			if (!slots[h]) {
+			if (!found) {
 				if (out->nr == out->cap) {
 					size_t cap = out->cap ? out->cap * 2 : 64;
 					struct metric_row *p = realloc(out->rows, cap * sizeof(*p));
@@ -110,14 +80,12 @@ static int metric_rows_collect(const struct mms_store *st, struct metric_rows *o
 				out->rows[out->nr].sub = m->sub;
 				out->rows[out->nr].tgid = tgid;
 				out->rows[out->nr].proc_id = m->proc_id;
-				slots[h] = (uint32_t)++out->nr;
-				keys[h] = key;
+				mms_hash_set(&idx, h, key, (uint32_t)out->nr++);
 			}
-			mms_stat_merge(&out->rows[slots[h] - 1].stat, &m->stat);
+			mms_stat_merge(&out->rows[idx.vals[h] - 1].stat, &m->stat);
 		}
 	}
-	free(slots);
-	free(keys);
+	mms_hash_free(&idx);
 	return err;
 }
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "mmscope/hash.h"
 #include "mmscope/stats.h"
 #include "mmscope/store.h"
 
@@ -108,8 +109,7 @@ struct mms_compare {
 	/* Private: what runs are summed into before finish. */
 	struct mms_cmp_ent *ents;
 	size_t nr_ents, cap_ents;
-	unsigned int *hash;	/* entity index + 1, open addressing */
-	size_t hash_cap;
+	struct mms_hash idx;	/* (group, name) -> entity index + 1 */
 };
 
 struct mms_compare_opts {

@@ -7,13 +7,16 @@
  * a row only when the tags match.
  *
  * Keys of 64 bits or less are their own tag (mms_hash_find, mms_hash_probe
- * and mms_hash_set do everything).  Longer keys (names, stacks, tuples) use a 64-bit hash of
- * themselves as the tag and compare their rows while probing:
+ * and mms_hash_set do everything).  Longer keys (names, stacks, tuples) use
+ * a 64-bit hash of themselves as the tag and compare their rows while probing:
  *
  *	for (i = mms_hash_first(h, tag); h->vals[i]; i = mms_hash_next(h, i))
  *		if (h->tags[i] == tag && same(&rows[h->vals[i] - 1], key))
  *			return ...;
  *	mms_hash_set(h, i, tag, new_row);	(after mms_hash_reserve(h, h->nr + 1))
+ *
+ * With no array behind it, the index is a value of the caller's below
+ * UINT32_MAX: 0 for every key of a set, a flag, a run number.
  */
 #ifndef MMSCOPE_HASH_H
 #define MMSCOPE_HASH_H

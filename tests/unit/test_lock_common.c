@@ -172,6 +172,39 @@ static void test_stack_filter(void **state)
 	mms_lock_common_destroy(lc);
 }
 
+/* Thousands of raw stacks: each asked again gets its own id and -S verdict back. */
+static void test_stack_many(void **state)
+{
+	static const uint64_t mid[] = { IP_SYS, IP_SYSCALL, IP_SOFTIRQ };
+	struct fixture *f = *state;
+	struct mms_lock_common *lc;
+	static uint32_t ids[3000];
+	uint64_t st[3];
+	uint32_t id;
+
+	f->o.stack_match[0] = "vma_prepare";
+	f->o.nr_stack_match = 1;
+	assert_int_equal(mms_lock_common_create(&f->o, f->ks, &lc), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < 3000; i++) {
+			st[0] = 0xffffffff81001000ULL + (i & 1023);
+			st[1] = mid[i >> 10];
+			st[2] = i & 1 ? IP_PREPARE : IP_SOFTIRQ;
+			assert_int_equal(mms_lock_common_stack(lc, f->st, st, 3, &id),
+					 i & 1 ? 0 : MMS_LC_SKIP);
+			if (!pass)
+				ids[i] = id;
+			else
+				assert_int_equal(id, ids[i]);
+			assert_int_equal(id != 0, i & 1);
+		}
+	}
+	/* Distinct stacks, distinct ids. */
+	for (uint32_t i = 3; i < 3000; i += 2)
+		assert_int_not_equal(ids[i], ids[i - 2]);
+	mms_lock_common_destroy(lc);
+}
+
 /*
  * A wait inside an interrupt: the frames past the interrupt's entry are what
  * it interrupted, different for every wait.  The stack ends at the entry, so
@@ -470,6 +503,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stack_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_skip_and_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_irq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_filter, setup, teardown),

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -249,6 +250,45 @@ static void test_comm(void **state)
 	assert_string_equal(mms_store_get_str(f->st, t->comm_id), "worker");
 }
 
+/* Thousands of thread names: each thread's waits carry its own, after the table grew. */
+static void test_comm_many(void **state)
+{
+	struct fx *f = *state;
+	const struct mms_interval *iv;
+	const uint32_t tids[] = { 4000000, 4001234, 4002999 };
+	char want[16];
+
+	lp_engine_set_offline(f->e);
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct lp_event *ev = lp_engine_slot(f->e);
+
+		if (!ev) {
+			lp_engine_process(f->e, UINT64_MAX);
+			ev = lp_engine_slot(f->e);
+		}
+		memset(ev, 0, sizeof(*ev));
+		ev->kind = LP_COMM;
+		ev->tid = ev->pid = 4000000 + i;
+		snprintf(ev->comm, sizeof(ev->comm), "w%u", i);
+		lp_engine_push(f->e);
+	}
+	lp_engine_process(f->e, UINT64_MAX);
+	for (int k = 0; k < 3; k++) {
+		begin(f, 10 + (uint64_t)k, tids[k], 0x1000, MMS_LCB_READ);
+		end(f, 20 + (uint64_t)k, tids[k], 0x1000);
+	}
+	lp_engine_process(f->e, UINT64_MAX);
+	iv = commit(f);
+	for (int k = 0; k < 3; k++) {
+		const struct mms_lock_sample *s = row(f, iv, 0x1000, tids[k]);
+
+		assert_non_null(s);
+		snprintf(want, sizeof(want), "w%u", tids[k] - 4000000);
+		assert_string_equal(mms_store_get_str(f->st, mms_store_get_task(f->st,
+							 s->task_id)->comm_id), want);
+	}
+}
+
 /* Same raw stack, same id; a different one, a different id. */
 static void test_stacks(void **state)
 {
@@ -260,6 +300,45 @@ static void test_stacks(void **state)
 	assert_int_not_equal(lp_engine_stack(f->e, ips_b, 1), a);
 	assert_int_not_equal(lp_engine_stack(f->e, ips_a, 1), a);
 	assert_int_equal(lp_engine_stack(f->e, ips_a, 0), 0);
+}
+
+/*
+ * Past 65536 raw stacks the table starts over at a flush: a wait still in
+ * progress keeps its stack (re-interned), and new stacks are found again.
+ */
+static void test_stacks_trim(void **state)
+{
+	struct fx *f = *state;
+	const struct mms_lock_sample *s;
+	const struct mms_stack *st;
+	uint64_t ips[2];
+	uint32_t a, id;
+
+	push(f, LP_BEGIN, 10, 7, 0, 0x1000, MMS_LCB_WRITE, lp_engine_stack(f->e, ips_b, 1));
+	lp_engine_process(f->e, UINT64_MAX);
+	for (uint32_t i = 0; i < 70000; i++) {
+		ips[0] = 0xffffffff82000000ULL + i * 16;
+		ips[1] = i;
+		assert_int_not_equal(lp_engine_stack(f->e, ips, 2), 0);
+	}
+	ips[0] = 0xffffffff82000000ULL;
+	ips[1] = 0;
+	assert_int_equal(lp_engine_stack(f->e, ips, 2), 2);	/* the first after ips_b's */
+	commit(f);	/* no wait ended: nothing refers to a stack, the table starts over */
+	a = lp_engine_stack(f->e, ips_a, 2);
+	assert_int_equal(lp_engine_stack(f->e, ips_a, 2), a);
+	id = lp_engine_stack(f->e, ips, 2);
+	assert_int_not_equal(id, 2);	/* a new table: it is new again */
+	assert_true(id > a && id < 70000);
+	end(f, 500, 7, 0x1000);
+	lp_engine_process(f->e, UINT64_MAX);
+	s = row(f, commit(f), 0x1000, 7);
+	assert_non_null(s);
+	assert_int_equal(s->wait.total, 490);
+	st = mms_store_get_stack(f->st, s->stack_id);
+	assert_non_null(st);
+	assert_int_equal(st->nr, 1);
+	assert_int_equal(st->ips[0], ips_b[0]);
 }
 
 /* The pool refuses records when full instead of overrunning. */
@@ -285,7 +364,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_per_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stacks_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full, setup, teardown),
 	};
 

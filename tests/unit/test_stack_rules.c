@@ -105,11 +105,54 @@ static void test_two_sizes(void **state)
 	mms_stack_rules_free(r);
 }
 
+/* Many return addresses (past the table's first size): each gets its own rule. */
+#define MANY 1500
+static uint16_t many_delta[MANY];
+
+static int publish_many(void *arg, uint64_t ra, const struct lb_hop *hop)
+{
+	uint64_t k = (ra - RA_A) / 16;
+
+	(void)arg;
+	if (k < MANY && hop && (hop->kind & LB_HOP_FIXED))
+		many_delta[k] = (uint16_t)hop->delta;
+	return 0;
+}
+
+static void test_many(void **state)
+{
+	struct mms_stack_rules *r = mms_stack_rules_new(16, publish_many, NULL);
+	static struct lb_learn l;
+
+	(void)state;
+	memset(many_delta, 0, sizeof(many_delta));
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < MANY; k++) {
+			uint32_t d = 3 + k % 20;
+
+			memset(&l, 0, sizeof(l));
+			l.base = 0xffffc90000100000ULL;
+			l.top = l.base + TOP_WORDS * 8;
+			l.nwords = TOP_WORDS;
+			l.ips[0] = RA_A + 16 * k;
+			l.ips[1] = RA_B + 16 * MANY;	/* above all of them */
+			l.nips = 2 * 8;
+			l.raw[2 + pass] = l.ips[0];
+			l.raw[2 + pass + d] = l.ips[1];
+			mms_stack_rules_add(r, &l);
+		}
+	}
+	for (uint32_t k = 0; k < MANY; k++)
+		assert_int_equal(many_delta[k], 3 + k % 20);
+	mms_stack_rules_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_two_sizes),
+		cmocka_unit_test(test_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
