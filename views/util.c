@@ -193,7 +193,7 @@ struct series_ent {
  * One interval's rows.  Keys that are interned ids (locks, tasks) index
  * vals[] directly, total and count side by side; other keys go to an
  * open-addressing table.  Either way a lookup reads one place (which
- * vu_series_get fetches ahead; mms_hash would read three: tag, index, row),
+ * util_series_get fetches ahead; mms_hash would read three: tag, index, row),
  * and the ids' array is smaller and quicker to fill than a hash of their keys.
  */
 struct series_iv {
