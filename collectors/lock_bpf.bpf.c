@@ -138,7 +138,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);	/* opts->map_entries */
 	__type(key, struct lb_key);
-	__type(value, struct lb_stat);
+	__type(value, struct mms_stat);
 } agg0 SEC(".maps");
 
 struct {
@@ -146,7 +146,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);	/* opts->map_entries */
 	__type(key, struct lb_key);
-	__type(value, struct lb_stat);
+	__type(value, struct mms_stat);
 } agg1 SEC(".maps");
 
 struct {
@@ -286,7 +286,7 @@ struct {
 
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
-static const struct lb_stat zero_stat;
+static const struct mms_stat zero_stat;
 
 static __always_inline void count(__u32 c)
 {
@@ -296,41 +296,12 @@ static __always_inline void count(__u32 c)
 		__sync_fetch_and_add(v, 1);
 }
 
-static __always_inline __u32 hist_slot(__u64 v)
-{
-	__u32 r = 0;
-
-	if (v >> 32) {
-		v >>= 32;
-		r += 32;
-	}
-	if (v >> 16) {
-		v >>= 16;
-		r += 16;
-	}
-	if (v >> 8) {
-		v >>= 8;
-		r += 8;
-	}
-	if (v >> 4) {
-		v >>= 4;
-		r += 4;
-	}
-	if (v >> 2) {
-		v >>= 2;
-		r += 2;
-	}
-	if (v >> 1)
-		r += 1;
-	return r < LB_HIST_SLOTS ? r : LB_HIST_SLOTS - 1;
-}
-
 /* ---- The generation flip and the pending ring ---------------------------- */
 
 /* Adds one record to this CPU's slot of its generation's map.  0 or -errno. */
 static __always_inline int aggregate(struct lb_pend *p)
 {
-	struct lb_stat *s;
+	struct mms_stat *s;
 	__u64 d = p->delta;
 	long err;
 
@@ -353,13 +324,7 @@ static __always_inline int aggregate(struct lb_pend *p)
 			return 0;
 		}
 	}
-	if (!s->count || d < s->min)
-		s->min = d;
-	if (d > s->max)
-		s->max = d;
-	s->count++;
-	s->total += d;
-	s->hist[hist_slot(d)]++;
+	mms_stat_add(s, d);
 	return 0;
 }
 

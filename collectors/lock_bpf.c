@@ -33,21 +33,12 @@
 #include "mmscope/ksyms.h"
 #include "mmscope/store.h"
 
-_Static_assert(LB_HIST_SLOTS == MMS_HIST_SLOTS, "histogram slots differ");
 _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte store");
 
 #define HOP_TAB_BYTES ((size_t)LB_HOP_SLOTS * sizeof(struct lb_hop_slot))
 /* Each aggregation map preallocated up to this size (key, element, a value per CPU). */
 #define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
-_Static_assert(sizeof(struct lb_stat) % 8 == 0, "per-CPU values are 8-byte strided");
-/* The BPF side's struct lb_stat is struct mms_stat field for field: values are read as one. */
-_Static_assert(sizeof(struct lb_stat) == sizeof(struct mms_stat) &&
-	       offsetof(struct lb_stat, count) == offsetof(struct mms_stat, count) &&
-	       offsetof(struct lb_stat, total) == offsetof(struct mms_stat, total) &&
-	       offsetof(struct lb_stat, min) == offsetof(struct mms_stat, min) &&
-	       offsetof(struct lb_stat, max) == offsetof(struct mms_stat, max) &&
-	       offsetof(struct lb_stat, hist) == offsetof(struct mms_stat, hist),
-	       "struct lb_stat is laid out as struct mms_stat");
+_Static_assert(sizeof(struct mms_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
 
@@ -98,7 +89,7 @@ struct lb_src {
 	struct mms_hash lock_idx;	/* lock address -> locks index + 1 */
 
 	struct lb_key *keys;		/* batch buffers */
-	struct mms_stat *vals;		/* per CPU, as the maps' struct lb_stat */
+	struct mms_stat *vals;		/* per CPU, as the maps hold them */
 	uint32_t batch;
 
 	struct mount_ent *mounts;
@@ -329,7 +320,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	 * task that waits) then costs a free-list pop in the drain, not an
 	 * allocation of a value per CPU.
 	 */
-	if ((uint64_t)o->map_entries * ((uint64_t)lb->ncpus * sizeof(struct lb_stat) + 128) <=
+	if ((uint64_t)o->map_entries * ((uint64_t)lb->ncpus * sizeof(struct mms_stat) + 128) <=
 	    AGG_PREALLOC_MAX) {
 		err = err ?: bpf_map__set_map_flags(skel->maps.agg0, bpf_map__map_flags(
 							    skel->maps.agg0) & ~BPF_F_NO_PREALLOC);

@@ -6,7 +6,8 @@
 #ifndef MMSCOPE_LOCK_BPF_H
 #define MMSCOPE_LOCK_BPF_H
 
-#define LB_HIST_SLOTS 40	/* MMS_HIST_SLOTS */
+#include "mmscope/hist.h"	/* the maps' values: struct mms_stat */
+
 #define LB_COMM_LEN 16
 #define LB_MAX_DEPTH 8		/* nested waits per task (rwsem -> its wait_lock -> IRQ) */
 /* Pending records per CPU; a power of two, the ring within a per-CPU value's 32 KiB. */
@@ -117,14 +118,6 @@ struct lb_key {
 	__u32 tgid;
 	char comm[LB_COMM_LEN];
 	__u64 cgroup;		/* the task's cgroup v2 id (--lock-cgroup, the Tasks view) */
-};
-
-struct lb_stat {
-	__u64 count;
-	__u64 total;
-	__u64 min;
-	__u64 max;
-	__u32 hist[LB_HIST_SLOTS];
 };
 
 /* A finished wait on its way from contention_end to the aggregation map. */
