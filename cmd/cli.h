@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Command-line state shared by the commands in cmd/: the parsed options and
- * the per-command extras.  main.c parses; cmd_*.c run.
+ * the per-command extras.  main.c parses; cmd_*.c run, with what they share
+ * from cli.c.
  */
 #ifndef MMSCOPE_CMD_CLI_H
 #define MMSCOPE_CMD_CLI_H
