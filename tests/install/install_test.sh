@@ -65,8 +65,8 @@ complete_words() {	# WORD... (the last one is being completed)
 }
 got=$(complete_words "$bin" rep | tr '\n' ' ')
 [ "$got" = "report replay " ] || fail "completing 'rep' gave: $got"
-got=$(complete_words "$bin" report --by c)
-[ "$got" = caller ] || fail "completing '--by c' gave: $got"
+got=$(complete_words "$bin" report --by c | tr '\n' ' ')
+[ "$got" = "caller cgroup " ] || fail "completing '--by c' gave: $got"
 got=$(complete_words "$bin" report --js)
 [ "$got" = --json ] || fail "completing '--js' (from --help) gave: $got"
 got=$(complete_words "$bin" record --mmap-h)

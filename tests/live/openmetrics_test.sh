@@ -29,7 +29,9 @@ mkdir "$om"
 name=$'m"\\\e[31mq\nchurn'
 cp "$churn" "$d/$name"
 
-"$mms" record -o "$d/r.mms" --openmetrics "$om" --duration 5 -- "$d/$name" -t 3 -s 5 \
+# 8 s: the file appears after the first interval, 2-4 s in under the sanitizers at load,
+# and each poll below forks five programs; 5 s gave 4 reads once at load 10.
+"$mms" record -o "$d/r.mms" --openmetrics "$om" --duration 8 -- "$d/$name" -t 3 -s 8 \
 	>"$d/out" 2>"$d/err" &
 pid=$!
 reads=0 inodes=()
