@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Kernel symbols from /proc/kallsyms (see include/mmscope/ksyms.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mmscope/ksyms.h"
 
@@ -12,7 +14,7 @@ struct mms_ksyms {
 	size_t nr, cap;
 	char *names;		/* all names, NUL-separated */
 	size_t names_len, names_cap;
-	struct mms_ksym **by_name;	/* sorted by name */
+	struct mms_ksym **by_name;	/* sorted by name, on the first look-up by name */
 	uint64_t sched_start, sched_end, lock_start, lock_end;
 	bool hidden;
 };
@@ -56,75 +58,145 @@ static int add_name(struct mms_ksyms *ks, const char *name, size_t *off)
 	return 0;
 }
 
+static int add_sym(struct mms_ksyms *ks, uint64_t addr, char type, const char *name)
+{
+	size_t off;
+	int err;
+
+	if (ks->nr == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 65536;
+		struct mms_ksym *p = realloc(ks->syms, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		ks->syms = p;
+		ks->cap = cap;
+	}
+	err = add_name(ks, name, &off);
+	if (err)
+		return err;
+	ks->syms[ks->nr].addr = addr;
+	ks->syms[ks->nr].type = type;
+	/* Names are fixed up at the end, once the buffer stops moving. */
+	ks->syms[ks->nr].name = (const char *)(uintptr_t)off;
+	ks->nr++;
+	if (!strcmp(name, "__sched_text_start"))
+		ks->sched_start = addr;
+	else if (!strcmp(name, "__sched_text_end"))
+		ks->sched_end = addr;
+	else if (!strcmp(name, "__lock_text_start"))
+		ks->lock_start = addr;
+	else if (!strcmp(name, "__lock_text_end"))
+		ks->lock_end = addr;
+	return 0;
+}
+
+/*
+ * One line, "ADDR TYPE NAME[\t[MODULE]]": 0 and the fields, or -1 for a
+ * line of another shape (skipped).  The name is cut at 255 bytes.
+ */
+static int parse_line(char *line, uint64_t *addr, char *type, char **name)
+{
+	uint64_t a = 0;
+	char *p = line, *n;
+	int digits = 0;
+
+	for (;; p++, digits++) {
+		unsigned v;
+
+		if (*p >= '0' && *p <= '9')
+			v = (unsigned)(*p - '0');
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			v = (unsigned)((*p | 0x20) - 'a' + 10);
+		else
+			break;
+		if (digits == 16)
+			return -1;
+		a = a << 4 | v;
+	}
+	if (!digits || p[0] != ' ' || !p[1] || p[1] == ' ' || p[2] != ' ')
+		return -1;
+	*type = p[1];
+	n = p + 3;
+	p = n + strcspn(n, " \t");
+	if (p == n)
+		return -1;
+	if (p - n > 255)
+		p = n + 255;
+	*p = 0;
+	*addr = a;
+	*name = n;
+	return 0;
+}
+
 int mms_ksyms_load(const char *path, struct mms_ksyms **out)
 {
 	struct mms_ksyms *ks;
-	char line[512], name[256], type;
-	unsigned long long addr;
 	bool any_nonzero = false;
-	FILE *f;
-	int err = 0;
+	size_t have = 0, bufsz = 256 * 1024;
+	char *buf;
+	ssize_t got;
+	int fd, err = 0;
 
-	f = fopen(path ? path : "/proc/kallsyms", "re");
-	if (!f)
+	/* By hand, in large reads: sscanf() took most of the time of a start. */
+	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
 	ks = calloc(1, sizeof(*ks));
-	if (!ks) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		size_t off;
-
-		/* Module symbols carry a "[module]" suffix; the name is what we keep. */
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (addr)
-			any_nonzero = true;
-		if (ks->nr == ks->cap) {
-			size_t cap = ks->cap ? ks->cap * 2 : 65536;
-			struct mms_ksym *p = realloc(ks->syms, cap * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			ks->syms = p;
-			ks->cap = cap;
-		}
-		err = add_name(ks, name, &off);
-		if (err)
-			goto err_free;
-		ks->syms[ks->nr].addr = addr;
-		ks->syms[ks->nr].type = type;
-		/* Names are fixed up below, once the buffer stops moving. */
-		ks->syms[ks->nr].name = (const char *)(uintptr_t)off;
-		ks->nr++;
-	}
-	fclose(f);
-	f = NULL;
-	for (size_t i = 0; i < ks->nr; i++)
-		ks->syms[i].name = ks->names + (uintptr_t)ks->syms[i].name;
-	qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_addr);
-	ks->by_name = malloc((ks->nr ? ks->nr : 1) * sizeof(*ks->by_name));
-	if (!ks->by_name) {
+	buf = malloc(bufsz);
+	if (!ks || !buf) {
 		err = -ENOMEM;
 		goto err_free;
 	}
+	for (;;) {
+		char *line = buf, *nl;
+
+		got = read(fd, buf + have, bufsz - have - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			goto err_free;
+		}
+		have += (size_t)got;
+		buf[have] = 0;
+		/* At the end, a last line without its newline still counts. */
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf))) || (!got && *line)) {
+			uint64_t addr;
+			char type, *name;
+
+			if (nl)
+				*nl = 0;
+			if (!parse_line(line, &addr, &type, &name)) {
+				any_nonzero |= addr != 0;
+				err = add_sym(ks, addr, type, name);
+				if (err)
+					goto err_free;
+			}
+			line = nl ? nl + 1 : buf + have;
+		}
+		if (!got)
+			break;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == bufsz - 1)
+			have = 0;	/* a line of 256 KiB is no symbol: dropped */
+	}
+	close(fd);
+	fd = -1;
+	free(buf);
+	buf = NULL;
 	for (size_t i = 0; i < ks->nr; i++)
-		ks->by_name[i] = &ks->syms[i];
-	qsort(ks->by_name, ks->nr, sizeof(*ks->by_name), cmp_name);
+		ks->syms[i].name = ks->names + (uintptr_t)ks->syms[i].name;
+	qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_addr);
 	ks->hidden = ks->nr && !any_nonzero;
-	ks->sched_start = mms_ksyms_addr(ks, "__sched_text_start");
-	ks->sched_end = mms_ksyms_addr(ks, "__sched_text_end");
-	ks->lock_start = mms_ksyms_addr(ks, "__lock_text_start");
-	ks->lock_end = mms_ksyms_addr(ks, "__lock_text_end");
 	*out = ks;
 	return 0;
 
 err_free:
-	if (f)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	mms_ksyms_destroy(ks);
 	return err;
 }
@@ -183,10 +255,28 @@ uint64_t mms_ksyms_next(const struct mms_ksyms *ks, uint64_t addr)
 	return lo < ks->nr ? ks->syms[lo].addr : 0;
 }
 
+/* The by-name index, built on the first look-up by name (most sessions make none). */
+static bool by_name_index(const struct mms_ksyms *cks)
+{
+	struct mms_ksyms *ks = (struct mms_ksyms *)cks;	/* a cache inside the object */
+
+	if (ks->by_name)
+		return true;
+	ks->by_name = malloc((ks->nr ? ks->nr : 1) * sizeof(*ks->by_name));
+	if (!ks->by_name)
+		return false;
+	for (size_t i = 0; i < ks->nr; i++)
+		ks->by_name[i] = &ks->syms[i];
+	qsort(ks->by_name, ks->nr, sizeof(*ks->by_name), cmp_name);
+	return true;
+}
+
 uint64_t mms_ksyms_addr(const struct mms_ksyms *ks, const char *name)
 {
 	size_t lo = 0, hi = ks->nr;
 
+	if (!by_name_index(ks))
+		return 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int c = strcmp(ks->by_name[mid]->name, name);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -122,15 +123,55 @@ static void test_hidden_and_missing(void **state)
 	unlink(p);
 }
 
+/* Lines of other shapes are skipped; the last line counts without its newline. */
+static void test_odd_lines(void **state)
+{
+	static const char odd[] =
+		"not a symbol line\n"
+		"ffffffff81000000 T\n"
+		"ffffffff81000000 TT x\n"
+		"fffffffff81000000000 T too_wide\n"
+		"\n"
+		"ffffffff81000100 T first\n"
+		"ffffffff81000200 t second\t[mod]\n"
+		"ffffffff81000300 T last_without_newline";
+	char p[64] = "/tmp/mms-ksyms1-XXXXXX", buf[64];
+	struct mms_ksyms *ks;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(p);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, odd, sizeof(odd) - 1), sizeof(odd) - 1);
+	close(fd);
+	assert_int_equal(mms_ksyms_load(p, &ks), 0);
+	assert_int_equal(mms_ksyms_count(ks), 3);
+	mms_ksyms_format(ks, 0xffffffff81000204ULL, buf, sizeof(buf));
+	assert_string_equal(buf, "second+0x4");
+	assert_int_equal(mms_ksyms_addr(ks, "last_without_newline"), 0xffffffff81000300ULL);
+	assert_int_equal(mms_ksyms_addr(ks, "x"), 0);
+	mms_ksyms_destroy(ks);
+	unlink(p);
+}
+
 static void test_real_kallsyms(void **state)
 {
 	struct mms_ksyms *ks;
 	char buf[128];
+	size_t lines = 0;
 	uint64_t a;
+	FILE *f;
 
 	(void)state;
 	if (mms_ksyms_load(NULL, &ks))
 		skip();
+	/* Every line of the kernel's file is one symbol (fgets reads it apart). */
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f))
+		lines += strchr(buf, '\n') != NULL;
+	fclose(f);
+	assert_true(mms_ksyms_count(ks) + 50 >= lines && mms_ksyms_count(ks) <= lines + 50);
 	if (mms_ksyms_hidden(ks)) {
 		mms_ksyms_destroy(ks);
 		skip();
@@ -152,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_lock_funcs),
 		cmocka_unit_test(test_data_names),
 		cmocka_unit_test(test_hidden_and_missing),
+		cmocka_unit_test(test_odd_lines),
 		cmocka_unit_test(test_real_kallsyms),
 	};
 
