@@ -19,6 +19,9 @@
 #include "mmscope/session.h"
 #include "mmscope/tui.h"
 
+/* The live TUI's first interval: numbers a moment after collecting starts. */
+#define FIRST_INTERVAL_MS 100
+
 /* ---- recording from inside the live TUI (R) ---- */
 
 struct rec_ctx {
@@ -100,7 +103,7 @@ int mms_cmd_tui(struct mms_cli *cli)
 	struct mms_openmetrics *om = NULL;
 	struct mms_session *s = NULL;
 	struct mms_tui_term term;
-	char err[768] = "", msg[300] = "", gone[300] = "";
+	char err[768] = "", msg[300] = "", gone[300] = "", target[160];
 	int ret = MMS_EXIT_FAIL, e, status;
 
 	if (mms_cli_require_privileges("the live TUI"))
@@ -111,6 +114,19 @@ int mms_cmd_tui(struct mms_cli *cli)
 		mms_cli_error("%s", err);
 		return MMS_EXIT_FAIL;
 	}
+	/* The first frame now: loading the sources takes a second or more. */
+	if (cli->opts.cmd)
+		snprintf(target, sizeof(target), "cmd: %s", cli->opts.cmd[0]);
+	else if (cli->opts.pid)
+		snprintf(target, sizeof(target), "pid %d", cli->opts.pid);
+	else
+		snprintf(target, sizeof(target), "system");
+	if (mms_tui_splash(&term, cli->opts.no_color, target, err, sizeof(err))) {
+		mms_tui_term_release(&term);
+		mms_cli_error("%s", err);
+		return MMS_EXIT_FAIL;
+	}
+	mms_start_mark(&cli->opts.knobs, "tui first frame");
 	e = mms_session_create(&cli->opts, &s);
 	if (e) {
 		snprintf(err, sizeof(err), "cannot create a session: %s", strerror(-e));
@@ -122,6 +138,9 @@ int mms_cmd_tui(struct mms_cli *cli)
 		goto out;
 	}
 	if (!e) {
+		/* The first numbers a tenth of a second after collecting starts. */
+		mms_session_set_first_interval(s, FIRST_INTERVAL_MS < mms_session_interval(s) ?
+					       FIRST_INTERVAL_MS : mms_session_interval(s));
 		e = mms_session_start(s, err, sizeof(err));
 		if (e) {
 			char why[sizeof(err)];

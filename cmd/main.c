@@ -767,6 +767,7 @@ int main(int argc, char **argv)
 		mms_cli_error("%s", why);
 		return MMS_EXIT_USAGE;
 	}
+	mms_start_mark(&cli.opts.knobs, "main");
 	mms_collectors_init(&cli.opts.knobs);
 	if (parse(&cli, argc, argv) || validate(&cli)) {
 		free(cli.files);

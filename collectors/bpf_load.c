@@ -4,6 +4,7 @@
  * watch on its messages around a load or attach, and failures explained.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,9 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_load.h"
+#include "mmscope/collectors.h"
 #include "mmscope/knobs.h"
 #include "mmscope/source.h"
 
@@ -27,23 +31,39 @@ static int debug_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * libbpf's messages while a source opens, loads or attaches are read for
+ * what a failure should say: libbpf's first complaint, the program that
+ * failed and the verifier's last word on it.  libbpf has one print hook for
+ * the process and sources may load in threads of their own (the session
+ * prepares the lock source beside the others), so the hook stays installed
+ * and the watch is per thread.  Every message then goes on to "outer":
+ * debug_print, or libbpf's own printer when mms_bpf_load_init() was not
+ * called (the tests that load one source).
+ */
+static libbpf_print_fn_t outer;
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool log_on;
+static _Thread_local char log_first[256];
+static _Thread_local char log_prog[64];
+static _Thread_local char log_reason[160];
+
+static int log_keep(enum libbpf_print_level level, const char *fmt, va_list ap);
+
+static void hook_install(void)
+{
+	libbpf_print_fn_t prev = libbpf_set_print(log_keep);
+
+	if (!outer)
+		outer = prev;
+}
+
 void mms_bpf_load_init(const struct mms_knobs *k)
 {
 	debug = k->debug;
-	libbpf_set_print(debug_print);
+	outer = debug_print;
+	pthread_once(&hook_once, hook_install);
 }
-
-/*
- * libbpf's messages while a source opens, loads or attaches: passed on to
- * the print function set before (debug_print) and read for what a failure
- * should say: libbpf's first complaint, the program that failed and the
- * verifier's last word on it.
- */
-static libbpf_print_fn_t log_prev;
-static bool log_on;
-static char log_first[256];
-static char log_prog[64];
-static char log_reason[160];
 
 /* Keeps the first complaint: later ones are usually its consequences. */
 static void log_keep_first(const char *msg)
@@ -91,32 +111,29 @@ static int log_keep(enum libbpf_print_level level, const char *fmt, va_list ap)
 	char *msg = NULL;
 	va_list aq;
 
-	va_copy(aq, ap);
-	if (level != LIBBPF_DEBUG && vasprintf(&msg, fmt, aq) >= 0) {
-		log_keep_first(msg);
-		log_scan(msg);
+	if (log_on && level != LIBBPF_DEBUG) {
+		va_copy(aq, ap);
+		if (vasprintf(&msg, fmt, aq) >= 0) {
+			log_keep_first(msg);
+			log_scan(msg);
+		}
+		va_end(aq);
+		free(msg);
 	}
-	va_end(aq);
-	free(msg);
-	return log_prev ? log_prev(level, fmt, ap) : 0;
+	return outer ? outer(level, fmt, ap) : 0;
 }
 
 void mms_bpf_load_log_begin(void)
 {
+	pthread_once(&hook_once, hook_install);
 	log_first[0] = 0;
 	log_prog[0] = 0;
 	log_reason[0] = 0;
-	if (log_on)
-		return;
-	log_prev = libbpf_set_print(log_keep);
 	log_on = true;
 }
 
 void mms_bpf_load_log_end(void)
 {
-	if (!log_on)
-		return;
-	libbpf_set_print(log_prev);
 	log_on = false;
 }
 
@@ -176,6 +193,38 @@ int mms_bpf_load_attach(struct mms_source *src, struct bpf_object_skeleton *skel
 		return 0;
 	bpf_object__detach_skeleton(skel);
 	return mms_bpf_load_fail(src, err, what);
+}
+
+int mms_bpf_fentry_probe(struct mms_source *src, const char *func, const char *what)
+{
+	const struct btf *btf = mms_collectors_btf();
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	int prog, link, err = 0;
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY);
+
+	if (id <= 0 || geteuid())
+		return 0;
+	o.attach_btf_id = (__u32)id;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mms_probe", "GPL", insns, 2, &o);
+	if (prog < 0) {
+		err = -errno;
+	} else {
+		link = bpf_raw_tracepoint_open(NULL, prog);
+		if (link < 0)
+			err = -errno;
+		else
+			close(link);
+		close(prog);
+	}
+	if (err != -EPERM)
+		return 0;
+	return mms_source_fail(src, err, "%s: fentry/fexit not permitted by this kernel (EPERM "
+			       "when %s %s)", src->ops->name, prog < 0 ? "loading programs for" :
+			       "attaching to", what);
 }
 
 int mms_bpf_load_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel,

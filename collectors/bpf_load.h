@@ -19,7 +19,8 @@ void mms_bpf_load_init(const struct mms_knobs *k);
 /*
  * Around an open, load or attach done by hand: libbpf's messages are
  * watched (and still printed under MMSCOPE_DEBUG) for the next
- * mms_bpf_load_fail() or mms_bpf_load_log_first().  begin forgets what an
+ * mms_bpf_load_fail() or mms_bpf_load_log_first(), in the calling thread
+ * only (sources may load in threads of their own).  begin forgets what an
  * earlier step left; pairs do not nest.
  */
 void mms_bpf_load_log_begin(void);
@@ -45,6 +46,14 @@ int mms_bpf_load_attach(struct mms_source *src, struct bpf_object_skeleton *skel
  * EPERM), and `check` must know at prepare.  what: the functions hooked
  * ("the VMA functions"), for the messages.  0 or -errno with src->why set.
  */
+/*
+ * Whether this kernel lets fentry attach, asked with a program of two
+ * instructions on func (a function in BTF): -EPERM as root with src->why
+ * set as mms_bpf_load_fentry_try() sets it (what: the functions the
+ * source hooks), else 0: any other answer is left to the full load, which
+ * explains it better.
+ */
+int mms_bpf_fentry_probe(struct mms_source *src, const char *func, const char *what);
 int mms_bpf_load_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel,
 			    const char *what);
 

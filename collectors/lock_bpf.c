@@ -147,7 +147,9 @@ static int lb_create(struct mms_source *src, const struct mms_options *opts)
 	if (lb->ncpus <= 0)
 		return mms_source_fail(src, lb->ncpus ? lb->ncpus : -EINVAL, "lock-bpf: cannot "
 				       "count the CPUs (/sys/devices/system/cpu/possible)");
-	lb->ks = mms_collectors_ksyms();
+	/* Symbols are read meanwhile (mms_collectors_ksyms_prefetch): wanted at start. */
+	if (mms_lock_common_filters_need_ksyms(opts))
+		lb->ks = mms_collectors_ksyms();
 	err = mms_lock_common_create(opts, lb->ks, &lb->lc);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: %s", mms_lock_common_error());
@@ -520,6 +522,8 @@ static int lb_start(struct mms_source *src)
 
 	if (!lb->skel)
 		return mms_source_fail(src, -EINVAL, "lock-bpf: started before prepare");
+	lb->ks = mms_collectors_ksyms();
+	mms_lock_common_set_ksyms(lb->lc, lb->ks);
 	/* Whatever prepare's attach test caught is not part of the session. */
 	err = drain_cpus(src, lb);
 	if (err)

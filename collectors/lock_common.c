@@ -208,6 +208,21 @@ static int cgroups_init(struct mms_lock_common *lc)
 	return mms_cgroups_create(&lc->cgroups);
 }
 
+bool mms_lock_common_filters_need_ksyms(const struct mms_options *opts)
+{
+	uint64_t a;
+
+	for (int i = 0; i < opts->nr_locks && i < MMS_MAX_FILTERS; i++)
+		if (opts->locks[i] && *opts->locks[i] && !parse_addr(opts->locks[i], &a))
+			return true;
+	return false;
+}
+
+void mms_lock_common_set_ksyms(struct mms_lock_common *lc, const struct mms_ksyms *ks)
+{
+	lc->ks = ks;
+}
+
 int mms_lock_common_create(const struct mms_options *opts, const struct mms_ksyms *ks,
 			   struct mms_lock_common **out)
 {

@@ -35,6 +35,13 @@ struct mms_lock_common;
 int mms_lock_common_create(const struct mms_options *opts, const struct mms_ksyms *ks,
 			   struct mms_lock_common **out);
 void mms_lock_common_destroy(struct mms_lock_common *lc);
+/*
+ * The symbols for stacks and names, when they arrive after create() (a
+ * source that loads its BPF while kallsyms is still being read).
+ */
+void mms_lock_common_set_ksyms(struct mms_lock_common *lc, const struct mms_ksyms *ks);
+/* Does create() need the symbols now (an -L entry that may be a symbol)? */
+bool mms_lock_common_filters_need_ksyms(const struct mms_options *opts);
 /* Last create() failure as a sentence for users ("" when none). */
 const char *mms_lock_common_error(void);
 

@@ -40,6 +40,11 @@ static int bpfsrc_prepare(struct mms_source *src, struct mm_bpfsrc *b)
 	const struct mm_bpfsrc_def *def = b->def;
 	int err;
 
+	if (def->probe) {
+		err = mms_bpf_fentry_probe(src, def->probe, def->fentry);
+		if (err)
+			return err;
+	}
 	b->skel = def->open(b);
 	if (!b->skel)
 		return mms_bpf_load_fail(src, -errno, "opening the BPF object");

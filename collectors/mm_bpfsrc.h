@@ -40,6 +40,12 @@ struct mm_bpfsrc_def {
 	 * NULL: a tracepoint source (load is the message).
 	 */
 	const char *fentry;
+	/*
+	 * With fentry: one function of those, hooked first by a program of two
+	 * instructions (mms_bpf_fentry_probe): a kernel that refuses fentry
+	 * says so before the object's BTF is parsed and its programs verified.
+	 */
+	const char *probe;
 	/* For the messages: "attaching to mmap_lock tracepoints". */
 	const char *attach;
 	/* Optional, once loaded and aggregating: b->agg's callbacks, notes. */

@@ -86,7 +86,7 @@ static int mh_decode(struct mm_agg *a, struct mms_store *st, const struct mm_key
  */
 bool mmap_lock_memcg_arg(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = mms_collectors_btf();
 	const struct btf_type *t;
 	bool old = false;
 	int id;
@@ -101,7 +101,6 @@ bool mmap_lock_memcg_arg(void)
 		t = btf__type_by_id(btf, t->type);	/* the prototype */
 	if (t && btf_is_func_proto(t))
 		old = btf_vlen(t) == 5;
-	btf__free(btf);
 	return old;
 }
 

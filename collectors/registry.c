@@ -4,11 +4,16 @@
  * what they share: kernel symbols and tracefs.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf_load.h"
 #include "mmscope/collectors.h"
@@ -129,22 +134,77 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 
 static struct mms_ksyms *ksyms;
 static bool ksyms_tried;
+static pthread_t ksyms_thread;
+static bool ksyms_loading;	/* ksyms_thread runs and owns ksyms until joined */
+
+static void *ksyms_load_thread(void *arg)
+{
+	(void)arg;
+	if (mms_ksyms_load(NULL, &ksyms))
+		ksyms = NULL;
+	return NULL;
+}
+
+void mms_collectors_ksyms_prefetch(void)
+{
+	sigset_t every, old;
+
+	if (ksyms_tried || ksyms_loading)
+		return;
+	/* Signals stay with the main thread (its signalfd and handlers). */
+	sigfillset(&every);
+	pthread_sigmask(SIG_SETMASK, &every, &old);
+	ksyms_loading = !pthread_create(&ksyms_thread, NULL, ksyms_load_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 const struct mms_ksyms *mms_collectors_ksyms(void)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	if (ksyms_loading) {
+		pthread_join(ksyms_thread, NULL);
+		ksyms_loading = false;
+		ksyms_tried = true;
+	}
 	if (!ksyms_tried) {
 		ksyms_tried = true;
 		if (mms_ksyms_load(NULL, &ksyms))
 			ksyms = NULL;
 	}
+	pthread_mutex_unlock(&lock);
 	return ksyms;
+}
+
+static struct btf *vmlinux_btf;
+static bool btf_tried;
+
+const struct btf *mms_collectors_btf(void)
+{
+	if (!btf_tried) {
+		btf_tried = true;
+		vmlinux_btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(vmlinux_btf))
+			vmlinux_btf = NULL;
+	}
+	return vmlinux_btf;
+}
+
+void mms_collectors_btf_release(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+	btf_tried = false;
 }
 
 void mms_collectors_cleanup(void)
 {
+	mms_collectors_ksyms();	/* joins a prefetch still reading */
 	mms_ksyms_destroy(ksyms);
 	ksyms = NULL;
 	ksyms_tried = false;
+	mms_collectors_btf_release();
 }
 
 static const char *tracefs_root;

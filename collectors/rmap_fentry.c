@@ -32,14 +32,13 @@ static bool has_func(const struct btf *btf, const char *name)
 static int choose_programs(struct mms_source *src, struct mm_bpfsrc *b)
 {
 	struct rmap_fentry *skel = b->skel;
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = mms_collectors_btf();
 	bool ttu = has_func(btf, "try_to_unmap_one");
 	bool ptes = has_func(btf, "folio_remove_rmap_ptes");
 	bool pmd = ptes && has_func(btf, "folio_remove_rmap_pmd");
 	bool page = !ptes && has_func(btf, "page_remove_rmap");
 	bool split = has_func(btf, "split_huge_pmd_locked");
 
-	btf__free(btf);
 	/* Its removal of the PMD's rmap after the PTEs' is a split, not an unmap. */
 	bpf_program__set_autoload(skel->progs.rf_split_enter, split);
 	bpf_program__set_autoload(skel->progs.rf_split_exit, split);
@@ -61,6 +60,7 @@ static const struct mm_bpfsrc_def rf_def = {
 	.open = rmap_fentry_open,
 	.setup = choose_programs,
 	.fentry = "try_to_unmap_one and the rmap removals",
+	.probe = "try_to_unmap_one",
 	.attach = "attaching fentry to try_to_unmap_one",
 };
 

@@ -41,7 +41,7 @@ static int choose_programs(struct mms_source *src, struct mm_bpfsrc *b)
 {
 	struct vf_priv *p = b->priv;
 	struct vma_fentry *skel = b->skel;
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = mms_collectors_btf();
 	bool split = has_func(btf, "__split_vma");
 	bool mainline = has_func(btf, "vma_merge_new_range");
 	bool modify = mainline && has_func(btf, "vma_modify");
@@ -63,7 +63,6 @@ static int choose_programs(struct mms_source *src, struct mm_bpfsrc *b)
 	/* Attached by hand, once, in note_expand(). */
 	bpf_program__set_autoload(skel->progs.vf_expand_probe, old && p->expand_btf);
 	bpf_program__set_autoattach(skel->progs.vf_expand_probe, false);
-	btf__free(btf);
 	if (!split && !mainline && !old)
 		return mms_source_fail(src, -ENOENT, "none of __split_vma, vma_merge_new_range, "
 				       "__vma_adjust is in this kernel's BTF (inlined or renamed)");
@@ -111,6 +110,7 @@ static const struct mm_bpfsrc_def vf_def = {
 	.open = vma_fentry_open,
 	.setup = choose_programs,
 	.fentry = "the VMA functions",
+	.probe = "__split_vma",
 	.attach = "attaching fentry/fexit to the VMA functions",
 	.ready = note_expand,
 	.priv_size = sizeof(struct vf_priv),

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct mms_session {
 
 	int timer_fd, sig_fd, pid_fd, end_fd;
 	uint32_t interval_ms;
+	uint32_t first_ms;		/* the first interval's length; 0: interval_ms */
 	uint64_t iv_start_mono, iv_start_real;
 	uint64_t end_mono;		/* --duration deadline (CLOCK_MONOTONIC), 0: none */
 	bool started;
@@ -175,7 +177,64 @@ static int check_pid(struct mms_session *s, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static void open_family(struct mms_session *s, enum mms_metric_family f)
+/*
+ * The BPF lock source takes the longest to prepare (its verifier pass is
+ * most of it) and shares nothing with the other families' sources, so it
+ * prepares in a thread of its own while they prepare here.  Only it: the
+ * perf fallback finds its events among the process's open fds, which would
+ * race with others opening theirs.
+ */
+struct early {
+	const struct mms_source_ops *ops;	/* NULL: nothing prepared early */
+	struct mms_source *src;
+	int err;
+	pthread_t thread;
+	bool threaded;
+	const struct mms_session *s;
+};
+
+static void mark_prepared(const struct mms_session *s, const struct mms_source_ops *ops, int err)
+{
+	mms_start_mark(&s->opts.knobs, "prepared %s%s", ops->name, err ? " (failed)" : "");
+}
+
+static void *early_prepare(void *arg)
+{
+	struct early *e = arg;
+
+	e->err = mms_source_prepare(e->src);
+	mark_prepared(e->s, e->ops, e->err);
+	return NULL;
+}
+
+static void early_begin(struct mms_session *s, struct early *e)
+{
+	sigset_t every, old;
+
+	*e = (struct early){ .s = s };
+	if (!mms_collectors_wanted(&mms_lock_bpf_ops, &s->opts))
+		return;
+	e->ops = &mms_lock_bpf_ops;
+	e->err = mms_source_new(e->ops, &s->opts, &e->src);
+	if (e->err)
+		return;
+	/* Signals stay with this thread (the signalfd). */
+	sigfillset(&every);
+	pthread_sigmask(SIG_SETMASK, &every, &old);
+	e->threaded = !pthread_create(&e->thread, NULL, early_prepare, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!e->threaded)
+		early_prepare(e);
+}
+
+static void early_end(struct early *e)
+{
+	if (e->threaded)
+		pthread_join(e->thread, NULL);
+	e->threaded = false;
+}
+
+static void open_family(struct mms_session *s, enum mms_metric_family f, struct early *e)
 {
 	const struct mms_source_ops *const *chain = mms_collectors_chain(f);
 	struct mms_family_status *st = &s->fam[f];
@@ -187,9 +246,17 @@ static void open_family(struct mms_session *s, enum mms_metric_family f)
 
 		if (!mms_collectors_wanted(*chain, &s->opts))
 			continue;
-		err = mms_source_new(*chain, &s->opts, &src);
-		if (!err)
-			err = mms_source_prepare(src);
+		if (e && e->ops == *chain) {
+			early_end(e);
+			src = e->src;
+			err = e->err;
+			e->ops = NULL;
+		} else {
+			err = mms_source_new(*chain, &s->opts, &src);
+			if (!err)
+				err = mms_source_prepare(src);
+			mark_prepared(s, *chain, err);
+		}
 		if (!err && s->nr_src < MAX_SOURCES) {
 			s->src[s->nr_src++] = src;
 			st->source = (*chain)->name;
@@ -206,6 +273,30 @@ static void open_family(struct mms_session *s, enum mms_metric_family f)
 	}
 	if (!st->why[0])
 		snprintf(st->why, sizeof(st->why), MMS_WHY_OFF);
+}
+
+/* The lock family last (its source prepared meanwhile), its source first as before. */
+static void open_families(struct mms_session *s)
+{
+	struct early e;
+	int first;
+
+	early_begin(s, &e);
+	for (int f = 0; f < MMS_FAM_NR; f++)
+		if (f != MMS_FAM_LOCK)
+			open_family(s, f, NULL);
+	first = s->nr_src;
+	open_family(s, MMS_FAM_LOCK, &e);
+	if (e.ops) {	/* not in the lock chain after all */
+		early_end(&e);
+		mms_source_destroy(e.src);
+	}
+	if (s->nr_src > first && first > 0) {
+		struct mms_source *lock = s->src[first];
+
+		memmove(&s->src[1], &s->src[0], (size_t)first * sizeof(s->src[0]));
+		s->src[0] = lock;
+	}
 }
 
 static int setup_fds(struct mms_session *s, char *errbuf, size_t errlen)
@@ -237,6 +328,7 @@ int mms_session_open(struct mms_session *s, char *errbuf, size_t errlen)
 
 	if (err)
 		return err;
+	mms_start_mark(&s->opts.knobs, "session open");
 	mms_tracefs_ensure();
 	if (s->opts.cmd) {
 		err = launch(s, errbuf, errlen);
@@ -247,8 +339,10 @@ int mms_session_open(struct mms_session *s, char *errbuf, size_t errlen)
 		if (err)
 			return err;
 	}
-	for (int f = 0; f < MMS_FAM_NR; f++)
-		open_family(s, f);
+	mms_collectors_ksyms_prefetch();	/* the command is forked: threads are safe */
+	open_families(s);
+	mms_collectors_btf_release();	/* the sources are chosen */
+	mms_start_mark(&s->opts.knobs, "sources prepared");
 	if (!s->fam[MMS_FAM_LOCK].source) {
 		snprintf(errbuf, errlen, "no lock contention source works: %s",
 			 s->fam[MMS_FAM_LOCK].why);
@@ -270,13 +364,14 @@ int mms_session_open_source(struct mms_session *s, struct mms_source *src, char 
 	return 0;
 }
 
-static int arm_timer(struct mms_session *s)
+static int arm_timer(struct mms_session *s, uint32_t first_ms)
 {
 	struct itimerspec its = { 0 };
 
-	its.it_value.tv_sec = s->interval_ms / 1000;
-	its.it_value.tv_nsec = (long)(s->interval_ms % 1000) * 1000000L;
-	its.it_interval = its.it_value;
+	its.it_interval.tv_sec = s->interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(s->interval_ms % 1000) * 1000000L;
+	its.it_value.tv_sec = first_ms / 1000;
+	its.it_value.tv_nsec = (long)(first_ms % 1000) * 1000000L;
 	return timerfd_settime(s->timer_fd, 0, &its, NULL) ? -errno : 0;
 }
 
@@ -290,12 +385,14 @@ int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 		err = mms_source_start(s->src[i]);
 		if (err)
 			return err;
+		mms_start_mark(&s->opts.knobs, "started %s", s->src[i]->ops->name);
 	}
 	/*
 	 * Before the first interval and before the command runs: nothing seen
 	 * yet.  Symbols first: kallsyms shows 0 addresses once CAP_SYSLOG is gone.
 	 */
 	mms_collectors_ksyms();
+	mms_start_mark(&s->opts.knobs, "kernel symbols");
 	err = mms_privileges_drop(errbuf, errlen);
 	if (err)
 		return err;
@@ -304,7 +401,7 @@ int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 	s->info.start_ns = s->iv_start_real;
 	if (!mms_store_begin(s->store, s->iv_start_real))
 		return -EBUSY;
-	err = arm_timer(s);
+	err = arm_timer(s, s->first_ms ? s->first_ms : s->interval_ms);
 	if (err)
 		return err;
 	if (s->child) {
@@ -348,6 +445,7 @@ int mms_session_start(struct mms_session *s, char *errbuf, size_t errlen)
 		timerfd_settime(s->end_fd, 0, &its, NULL);
 	}
 	s->started = true;
+	mms_start_mark(&s->opts.knobs, "collecting");
 	return 0;
 }
 
@@ -466,6 +564,8 @@ int mms_session_flush(struct mms_session *s)
 	err = mms_store_commit(s->store, now - s->iv_start_mono, flags);
 	if (err)
 		return err;
+	if (mms_store_count(s->store) == 1)
+		mms_start_mark(&s->opts.knobs, "first interval");
 	iv = mms_store_latest(s->store);
 	for (int r = 0; r < MMS_LOST_NR; r++)
 		s->lost[r] += iv->lost[r];
@@ -563,7 +663,15 @@ int mms_session_set_interval(struct mms_session *s, uint32_t ms)
 	if (ms < 100 || ms > 60000)
 		return -EINVAL;
 	s->interval_ms = ms;
-	return s->started ? arm_timer(s) : 0;
+	return s->started ? arm_timer(s, ms) : 0;
+}
+
+int mms_session_set_first_interval(struct mms_session *s, uint32_t ms)
+{
+	if (ms < 100 || ms > s->interval_ms || s->started)
+		return -EINVAL;
+	s->first_ms = ms;
+	return 0;
 }
 
 uint32_t mms_session_interval(const struct mms_session *s)

@@ -2,6 +2,7 @@
 /* The terminal through ncursesw (see screen.h).  The only file that includes curses.h. */
 #include <curses.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +70,13 @@ static void palette(bool color)
 int screen_init(int tty_in, int tty_out, bool no_color, char *errbuf, size_t errlen)
 {
 	const char *term = getenv("TERM");
-	int fin = dup(tty_in), fout = dup(tty_out);
+	/* Not inherited by a command the session launches after the screen is up. */
+	int fin, fout;
 
+	if (scr)
+		return 0;	/* already up: mms_tui_splash() started it */
+	fin = fcntl(tty_in, F_DUPFD_CLOEXEC, 3);
+	fout = fcntl(tty_out, F_DUPFD_CLOEXEC, 3);
 	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	in_fp = fin >= 0 ? fdopen(fin, "r") : NULL;
 	out_fp = fout >= 0 ? fdopen(fout, "w") : NULL;

@@ -18,7 +18,7 @@ struct screen_mouse {
 	int wheel;		/* -1 up, +1 down, 0 none */
 };
 
-/* Starts curses on the given terminal fds; 0 or -errno with a message. */
+/* Starts curses on the given terminal fds (once: again is a no-op); 0 or -errno with a message. */
 int screen_init(int tty_in, int tty_out, bool no_color, char *errbuf, size_t errlen);
 /* Restores the terminal; safe to call twice and from the crash handler. */
 void screen_end(void);

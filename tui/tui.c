@@ -134,12 +134,35 @@ int mms_tui_term_claim(struct mms_tui_term *term, char *errbuf, size_t errlen)
 	return 0;
 }
 
+int mms_tui_splash(struct mms_tui_term *term, bool no_color, const char *target, char *errbuf,
+		   size_t errlen)
+{
+	struct mms_canvas *c;
+	int w, h, err;
+
+	err = screen_init(term->tty_in, term->tty_out, no_color, errbuf, errlen);
+	if (err)
+		return err;
+	screen_size(&w, &h);
+	if (mms_canvas_create(w, h, screen_utf8(), &c))
+		return 0;	/* no first frame then; the TUI's own will say why */
+	mms_canvas_fill(c, 0, 0, c->w, ' ', MMS_ROLE_TITLE);
+	w = mms_canvas_put(c, 0, 0, MMS_ROLE_TITLE, " mmscope  ", c->w);
+	mms_canvas_put(c, w, 0, MMS_ROLE_TITLE, target, c->w - w);
+	mms_canvas_put(c, 1, h > 2 ? 2 : h - 1, MMS_ROLE_DIM,
+		       screen_utf8() ? "starting sources\u2026" : "starting sources...", c->w - 1);
+	screen_blit(c);
+	mms_canvas_destroy(c);
+	return 0;
+}
+
 void mms_tui_term_release(struct mms_tui_term *term)
 {
 	char buf[8192];
 	ssize_t n;
 	off_t off = 0;
 
+	screen_end();	/* a start that failed after the first frame */
 	if (term->claimed) {
 		fflush(stdout);
 		fflush(stderr);
@@ -233,6 +256,18 @@ static int render(struct tui *t)
 	}
 	tui_draw_frame(t);
 	screen_blit(t->c);
+	if (t->s && t->marks < 2) {
+		const struct mms_knobs *k = &mms_session_options(t->s)->knobs;
+
+		if (!t->marks) {
+			mms_start_mark(k, "tui views");
+			t->marks = 1;
+		}
+		if (mms_store_count(t->st)) {
+			mms_start_mark(k, "tui frame with an interval");
+			t->marks = 2;
+		}
+	}
 	return 0;
 }
 

@@ -47,6 +47,7 @@ struct tui {
 	int back;		/* view Esc returns to, -1: none */
 
 	uint64_t gen;		/* bumped by anything that needs a view update */
+	int marks;		/* MMSCOPE_START_TIMES: 1 first frame told, 2 with data too */
 	struct mms_view_env env;
 	bool paused;
 	int64_t paused_seq;

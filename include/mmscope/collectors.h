@@ -41,9 +41,23 @@ bool mms_collectors_wanted(const struct mms_source_ops *ops, const struct mms_op
 
 /*
  * Kernel symbols shared by all collectors, loaded on first use (NULL when
- * /proc/kallsyms cannot be read).
+ * /proc/kallsyms cannot be read).  _prefetch() starts reading them in a
+ * thread of their own (it is the slowest file the start reads), so the
+ * sources load their BPF meanwhile; the first mms_collectors_ksyms() then
+ * waits for it.  Call it after any fork, before privileges are dropped.
  */
+void mms_collectors_ksyms_prefetch(void);
 const struct mms_ksyms *mms_collectors_ksyms(void);
+/*
+ * This kernel's BTF (/sys/kernel/btf/vmlinux), parsed once for every
+ * source's look-ups while they are chosen (which functions exist, a
+ * tracepoint's prototype); NULL without BTF.  Owned here; freed by
+ * mms_collectors_btf_release() once the sources are chosen (it is
+ * megabytes) and by mms_collectors_cleanup().
+ */
+struct btf;
+const struct btf *mms_collectors_btf(void);
+void mms_collectors_btf_release(void);
 void mms_collectors_cleanup(void);
 
 /* perf.data captures read as recordings (collectors/perfdata.c). */

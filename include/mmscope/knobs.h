@@ -19,6 +19,8 @@ struct mms_knobs {
 	bool empty_handlers;	/* MMSCOPE_EMPTY_HANDLERS: lock programs return at once */
 	bool stack_cache;	/* MMSCOPE_STACK_CACHE (default 1) */
 	uint32_t stack_check;	/* MMSCOPE_STACK_CHECK: 1 cache hit in N walked (default 64) */
+	bool start_times;	/* MMSCOPE_START_TIMES=FILE: start_fd is open for append */
+	int start_fd;
 };
 
 /*
@@ -29,6 +31,12 @@ struct mms_knobs {
 void mms_knobs_defaults(struct mms_knobs *k);
 /* Parses the environment into k; -EINVAL with the knob and what it takes in errbuf. */
 int mms_knobs_load(struct mms_knobs *k, char *errbuf, size_t errlen);
+/*
+ * MMSCOPE_START_TIMES: appends "SECONDS.NANOSECONDS WHAT" (CLOCK_MONOTONIC)
+ * to its file, one write a line, for bench/startup; nothing when unset.
+ */
+void mms_start_mark(const struct mms_knobs *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* "MMSCOPE_X=v" lines of the knobs in k away from their defaults ("" when none). */
 void mms_knobs_describe(const struct mms_knobs *k, char *buf, size_t len);
 

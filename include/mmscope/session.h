@@ -66,6 +66,13 @@ enum mms_session_event mms_session_dispatch(struct mms_session *s, const struct 
 int mms_session_set_interval(struct mms_session *s, uint32_t ms);
 uint32_t mms_session_interval(const struct mms_session *s);
 /*
+ * Before mms_session_start(): the first interval ends ms after collecting
+ * begins, not a whole interval later (the live TUI: numbers at once), and
+ * the others follow at the interval.  Rates are per second of each
+ * interval's own length.  0 or -EINVAL (100 ms to the interval).
+ */
+int mms_session_set_first_interval(struct mms_session *s, uint32_t ms);
+/*
  * Ends the current interval now (flush at exit).  A source whose drain
  * fails is marked failed (mms_family_status.failed) and skipped from then
  * on; the interval is committed with the others' data.  Errors: the store's.

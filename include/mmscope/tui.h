@@ -37,7 +37,18 @@ struct mms_tui_term {
  * errbuf; nothing changed then); -ENOTTY: stdin or stdout is no terminal.
  */
 int mms_tui_term_claim(struct mms_tui_term *term, char *errbuf, size_t errlen);
-/* Restores fds 0-2 and copies what was captured to stderr.  Idempotent. */
+/*
+ * The first frame, before the session exists: the screen starts on the
+ * claimed terminal and says what mmscope is starting for (target, shown
+ * escaped) while the sources load; mms_tui_run() carries on on that screen.
+ * 0 or -errno with a message (the TUI cannot start on this terminal).
+ */
+int mms_tui_splash(struct mms_tui_term *term, bool no_color, const char *target, char *errbuf,
+		   size_t errlen);
+/*
+ * Ends the screen if it is still up, restores fds 0-2 and copies what was
+ * captured to stderr.  Idempotent.
+ */
 void mms_tui_term_release(struct mms_tui_term *term);
 
 /* Recording from inside the TUI (R); every op may be NULL when not wired. */

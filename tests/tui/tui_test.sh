@@ -84,13 +84,27 @@ quit() {
 
 t_first_frame() {
 	need_root
-	start_tui 100 30
+	start_shell 100 30
+	run "MMSCOPE_START_TIMES=$tmp/marks $mmscope"
+	wait_for '^ 1 Locks' 10 || fail "no first frame"
 	cap | grep -q "^mmscope  host $(hostname)  kernel $(uname -r)  target system" ||
 		fail "header line"
 	wait_for '^sources lock (bpf|perf)' 5 || fail "sources line"
 	wait_for 'contentions [0-9.k]+/s' 5 || fail "rates line"
 	cap | tail -1 | grep -q 'F1 Help' || fail "status line"
 	quit
+	# The first frame is drawn before any source loads; the first interval ends a
+	# tenth of a second after collecting begins (the marks of MMSCOPE_START_TIMES).
+	local order
+	order=$(awk '{ $1 = ""; sub(/^ /, ""); print }' "$tmp/marks" | sed 's/^prepared .*/prepared/;
+		s/^started .*/started/' | uniq | tr '\n' '|')
+	case $order in
+	'main|tui first frame|session open|prepared|sources prepared|started|kernel symbols|collecting|tui views|first interval|tui frame with an interval|') ;;
+	*) fail "start steps out of order: $order" ;;
+	esac
+	awk '$2 == "collecting" { c = $1 } $2 == "first" { f = $1 }
+	     END { exit !(f - c >= 0.095 && f - c < 0.9) }' "$tmp/marks" ||
+		fail "first interval not a tenth of a second after collecting: $(cat "$tmp/marks")"
 }
 
 t_locks_workload() {
