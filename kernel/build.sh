@@ -6,11 +6,9 @@
 # kernel's directory (bzImage, config, build.log) on stdout.
 #
 #   kernel/build.sh [--version 6.12 | 6.1] [--patched | --unpatched]
-#                   [--vma-lock-stats] [--cached-only] [--deps-only]
+#                   [--cached-only] [--deps-only]
 #
-# --vma-lock-stats adds CONFIG_PER_VMA_LOCK_STATS (6.12: /proc/vmstat's
-# vma_lock_* counters, the oracle for per-VMA lock work); it is its own cached
-# kernel.  --cached-only prints a kernel that is already cached and builds
+# --cached-only prints a kernel that is already cached and builds
 # none (exit 77 if there is none).  The config is allnoconfig + kernel/mmscope.config, then
 # kernel/mmscope-VERSION.config if there is one (no ACPI, no IPv6):
 # about a quarter of defconfig's objects.  Debug info is there for BTF only,
@@ -30,11 +28,10 @@ cache=${MMSCOPE_CACHE:-/var/cache/mmscope}/kernel
 variant=patched
 version=6.12
 deps_only=0
-lock_stats=0
 cached_only=0
 usage() {
-	echo "usage: $0 [--version 6.12 | 6.1] [--patched | --unpatched] [--vma-lock-stats]" \
-		"[--cached-only] [--deps-only]" >&2
+	echo "usage: $0 [--version 6.12 | 6.1] [--patched | --unpatched] [--cached-only]" \
+		"[--deps-only]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -43,7 +40,6 @@ while [ $# -gt 0 ]; do
 	--unpatched) variant=unpatched ;;
 	--version) [ $# -ge 2 ] || usage; version=$2; shift ;;
 	--version=*) version=${1#--version=} ;;
-	--vma-lock-stats) lock_stats=1 ;;
 	--cached-only) cached_only=1 ;;
 	--deps-only) deps_only=1 ;;
 	*) usage ;;
@@ -54,9 +50,6 @@ case $version in
 6.1 | 6.12) ;;
 *) echo "kernel/build: no recipe for version $version (6.1 and 6.12 have one)" >&2; exit 2 ;;
 esac
-[ $lock_stats = 0 ] || [ "$version" = 6.12 ] ||
-	{ echo "kernel/build: --vma-lock-stats needs --version 6.12 (6.1 has no per-VMA locks)" >&2
-	  exit 2; }
 
 say() { echo "kernel/build: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -96,10 +89,6 @@ if [ $variant = patched ]; then
 fi
 fragments=("$top/kernel/mmscope.config")
 [ -f "$top/kernel/mmscope-$version.config" ] && fragments+=("$top/kernel/mmscope-$version.config")
-if [ $lock_stats = 1 ]; then
-	fragments+=("$top/kernel/vma-lock-stats.config")
-	variant=$variant-vmalockstats
-fi
 
 # The key: what the kernel is made of.  The tarball by size and mtime (hashing
 # 140 MB each run costs seconds), the config fragments' settings (not their

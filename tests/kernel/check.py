@@ -499,6 +499,71 @@ def check_mms_mmap_hold():
           f'(>= {2 * N_TOGGLE} writes: one per mprotect)')
 
 
+def vmstat_vl(path):
+    """vma_lock_* of one /proc/vmstat read (guest-tests.sh's vmstat_vl), or None."""
+    text = read(path)
+    if text is None:
+        return None
+    return {k: int(v) for k, v in (l.split() for l in text.splitlines() if l.strip())}
+
+
+def check_vma_lock_oracle():
+    """--vma-lock's per-process rows against the kernel's vma_lock_* of the same window.
+
+    A user-mode fault counts one of success, abort (lock_vma_under_rcu() found
+    no VMA it could lock) or retry (VM_FAULT_RETRY under the VMA lock); the
+    last two go on to mmap_lock (arch/x86/mm/fault.c).  Only vma_fallback ran
+    between the two reads, and bash read them itself, so: its faults = the
+    increase of success + abort + retry, its fallbacks = abort + retry, each
+    within 1 %.  miss (the VMA was replaced while locking it) is a retry
+    inside lock_vma_under_rcu(), not a fault of its own.
+    """
+    name = 'mm-vma-lock'
+    if read(os.path.join(OUT, name + '.none')) is not None:
+        if VERSION == '6.12':
+            report('FAIL', name, 'no vma_lock_* in the guest\'s /proc/vmstat: the 6.12 kernel '
+                   'is built with CONFIG_PER_VMA_LOCK_STATS (kernel/mmscope-6.12.config)')
+        else:
+            report('SKIP', name, f'{VERSION} has no per-VMA locks')
+        return
+    before = vmstat_vl(os.path.join(OUT, name + '.before'))
+    after = vmstat_vl(os.path.join(OUT, name + '.after'))
+    rep = mms_report(name)
+    pid = mms_pid(name)
+    if rep is None or pid is None:
+        return
+    if not before or not after:
+        report('FAIL', name, 'the /proc/vmstat reads around the workload are missing')
+        return
+    d = {k[len('vma_lock_'):]: after[k] - before.get(k, 0) for k in after}
+    k_faults = d['success'] + d['abort'] + d['retry']
+    k_fell = d['abort'] + d['retry']
+
+    def total(metric, p=pid):
+        return sum(m['count'] for m in metrics(rep, metric, p))
+
+    faults, fell = total('vma_lock.faults'), total('vma_lock.fallback')
+    src = source(rep, 'mmap_lock')
+    detail = (f'pid {pid}: mmscope faults {faults}, fell back {fell} '
+              f'(further mmap_lock tries {total("vma_lock.mmap_retry")}); kernel '
+              f'success {d["success"]} abort {d["abort"]} retry {d["retry"]} miss {d["miss"]}: '
+              f'faults {k_faults}, fell back {k_fell}; source {src!r}')
+    check(name + ' source', src == 'faults', detail)
+    # A workload that does not fall back proves nothing about fallbacks.
+    check(name + ' fallbacks happen', k_fell >= 50, detail)
+    check(name + ' faults within 1 %', abs(faults - k_faults) <= max(1, k_faults / 100), detail)
+    check(name + ' fallbacks within 1 %', abs(fell - k_fell) <= max(1, k_fell / 100), detail)
+    # The same counters as mmscope recorded them (vma_lock.kernel, system-wide, sub 0-3:
+    # success abort retry miss) over its whole run, which holds the workload's window.
+    rec = [sum(m['count'] for m in rep.get('metrics', [])
+               if m['name'] == 'vma_lock.kernel' and m['sub'] == k) for k in range(4)]
+    r_fell = rec[1] + rec[2]
+    check(name + ' kernel counters recorded', rec[0] >= d['success'] and
+          k_fell <= r_fell <= k_fell + max(1, k_fell / 100),
+          f'recorded success {rec[0]} abort {rec[1]} retry {rec[2]} miss {rec[3]} over the '
+          f'session; the workload\'s window: success {d["success"]}, fell back {k_fell}')
+
+
 def lock_rows(name, *args):
     """`mmscope report NAME.mmscope --by lock --json ARGS` rows, or None."""
     path = os.path.join(OUT, name + '.mmscope')
@@ -653,6 +718,7 @@ def main():
         check_rmap_view('mm-thp-fentry', THP_PAGES * N_THP, 9)
         check_mms_locks()
         check_mms_mmap_hold()
+        check_vma_lock_oracle()
         check_lock_names()
     print(f'{VARIANT}: {results["ok"]} passed, {results["FAIL"]} failed, '
           f'{results["SKIP"]} skipped', flush=True)

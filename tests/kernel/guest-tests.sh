@@ -198,6 +198,40 @@ mms_run mm-locks "lock:contention_begin" --vma-source off --rmap-source off --du
 mms_run mm-mmap-hold "mmap_lock:mmap_lock_acquire_returned sched:sched_process_exec" \
 	--mmap-hold --vma-source off \
 	--rmap-source off -- "$WL/mprotect_toggle" -n "$N_TOGGLE"
+# Per-VMA lock rows against the kernel's own counters (CONFIG_PER_VMA_LOCK_STATS, in
+# kernel/mmscope-6.12.config): mmscope records system-wide; once it is collecting,
+# /proc/vmstat's vma_lock_* are read (by bash itself: no process of its own faults
+# between the reads), vma_fallback faults on a region another of its threads
+# mprotect()s (its faults fall back), and they are read again; then mmscope stops.
+# Only the workload runs meanwhile, so the deltas are its faults (check.py).
+vmstat_vl() {
+	local k v
+	while read -r k v; do
+		case $k in vma_lock_*) echo "$k $v" ;; esac
+	done </proc/vmstat
+}
+if grep -q '^vma_lock_success ' /proc/vmstat; then
+	log "vma-lock: record with the kernel's counters"
+	MMSCOPE_START_TIMES=$OUT/mm-vma-lock.marks timeout 600 "$MMSCOPE" record \
+		-o "$OUT/mm-vma-lock.mmscope" --force --vma-lock --vma-source off --rmap-source off \
+		--duration 500 >"$OUT/mm-vma-lock.err" 2>&1 &
+	vl_mms=$!
+	for _ in $(seq 600); do
+		grep -q ' collecting$' "$OUT/mm-vma-lock.marks" 2>/dev/null && break
+		kill -0 $vl_mms 2>/dev/null || break
+		sleep 0.5
+	done
+	vmstat_vl >"$OUT/mm-vma-lock.before"
+	"$WL/vma_fallback" -s 3 -t 2 -M 64 -m >"$OUT/mm-vma-lock.out" 2>&1
+	echo "workload_rc=$?" >>"$OUT/mm-vma-lock.out"
+	vmstat_vl >"$OUT/mm-vma-lock.after"
+	kill -TERM $vl_mms 2>/dev/null
+	wait $vl_mms
+	echo "rc=$?" >>"$OUT/mm-vma-lock.out"
+	log "vma-lock: done"
+else
+	echo "no vma_lock_* in /proc/vmstat" >"$OUT/mm-vma-lock.none"
+fi
 # Lock names: two processes of two threads on one shared file contend its
 # i_mmap_rwsem (msync walks the rmap under it; the splits and merges of the
 # mprotects take it for write in vma_prepare()).
