@@ -44,6 +44,7 @@ struct lp_agg {
 	uint64_t addr;
 	uint64_t cgroup;
 	uint32_t stack, tid, pid, flags;
+	uint32_t comm;		/* comms index + 1 at the wait's end; 0: not known then */
 	struct mms_stat wait;
 };
 
@@ -84,7 +85,11 @@ struct lp_engine {
 	uint64_t *st_ips;
 	size_t st_ips_nr, st_ips_cap;
 
-	/* Thread names, by tid (0 never: that is the idle task, "swapper"). */
+	/*
+	 * Thread names, by tid (0 never: that is the idle task, "swapper").  A
+	 * rename (exec, prctl) adds an entry, so a wait keeps the name its
+	 * thread had then, as the BPF source's does.
+	 */
 	struct lp_comm *comms;
 	uint32_t comms_nr, comms_cap;
 	struct mms_hash comm_idx;	/* tid -> comms index + 1 */
@@ -493,7 +498,7 @@ static int agg_grow(struct lp_engine *e)
 static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid, uint32_t pid,
 		    uint64_t delta)
 {
-	uint32_t mask = e->agg_cap - 1, i;
+	uint32_t mask = e->agg_cap - 1, i, comm = tid ? mms_hash_find(&e->comm_idx, tid) : 0;
 	struct lp_agg *a;
 
 	for (i = agg_hash(f->addr, f->stack, tid, f->flags) & mask;; i = (i + 1) & mask) {
@@ -501,7 +506,7 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 		if (!a->wait.count)
 			break;
 		if (a->addr == f->addr && a->stack == f->stack && a->tid == tid &&
-		    a->flags == f->flags && a->cgroup == f->cgroup) {
+		    a->flags == f->flags && a->cgroup == f->cgroup && a->comm == comm) {
 			mms_stat_add(&a->wait, delta);
 			return;
 		}
@@ -524,16 +529,32 @@ static void agg_add(struct lp_engine *e, const struct lp_frame *f, uint32_t tid,
 	a->tid = tid;
 	a->pid = pid;
 	a->flags = f->flags;
+	a->comm = comm;
 	mms_stat_add(&a->wait, delta);
 	e->agg_used[e->agg_nr++] = i;
 }
 
 /* Thread names ------------------------------------------------------------- */
 
+/* A new, empty name entry; its index, or UINT32_MAX without memory. */
+static uint32_t comm_new(struct lp_engine *e)
+{
+	if (e->comms_nr == e->comms_cap) {
+		uint32_t cap = e->comms_cap ? e->comms_cap * 2 : 512;
+		struct lp_comm *c = realloc(e->comms, cap * sizeof(*c));
+
+		if (!c)
+			return UINT32_MAX;
+		e->comms = c;
+		e->comms_cap = cap;
+	}
+	e->comms[e->comms_nr].comm[0] = '\0';
+	return e->comms_nr++;
+}
+
 static struct lp_comm *comm_slot(struct lp_engine *e, uint32_t tid, bool add)
 {
-	struct lp_comm *c;
-	uint32_t i;
+	uint32_t i, n;
 	int found;
 
 	if (!tid)
@@ -545,19 +566,11 @@ static struct lp_comm *comm_slot(struct lp_engine *e, uint32_t tid, bool add)
 	found = mms_hash_probe(&e->comm_idx, tid, &i);
 	if (found)
 		return found > 0 ? &e->comms[e->comm_idx.vals[i] - 1] : NULL;
-	if (e->comms_nr == e->comms_cap) {
-		uint32_t cap = e->comms_cap ? e->comms_cap * 2 : 512;
-
-		c = realloc(e->comms, cap * sizeof(*c));
-		if (!c)
-			return NULL;
-		e->comms = c;
-		e->comms_cap = cap;
-	}
-	c = &e->comms[e->comms_nr];
-	c->comm[0] = '\0';
-	mms_hash_set(&e->comm_idx, i, tid, e->comms_nr++);
-	return c;
+	n = comm_new(e);
+	if (n == UINT32_MAX)
+		return NULL;
+	mms_hash_set(&e->comm_idx, i, tid, n);
+	return &e->comms[n];
 }
 
 static bool read_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
@@ -583,11 +596,21 @@ static bool read_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
 static void comm_set(struct lp_engine *e, uint32_t tid, const char *comm)
 {
 	struct lp_comm *c = comm_slot(e, tid, true);
+	uint32_t slot, n;
 
-	if (c) {
-		memcpy(c->comm, comm, LP_COMM_LEN);
-		c->comm[LP_COMM_LEN - 1] = '\0';
+	if (!c)
+		return;
+	if (c->comm[0] && strncmp(c->comm, comm, LP_COMM_LEN - 1) &&
+	    mms_hash_probe(&e->comm_idx, tid, &slot) == 1) {
+		/* A rename: the old entry stays for the waits booked under it. */
+		n = comm_new(e);
+		if (n == UINT32_MAX)
+			return;
+		e->comm_idx.vals[slot] = n + 1;
+		c = &e->comms[n];
 	}
+	memcpy(c->comm, comm, LP_COMM_LEN);
+	c->comm[LP_COMM_LEN - 1] = '\0';
 }
 
 /*
@@ -791,8 +814,11 @@ int lp_engine_flush(struct lp_engine *e, struct mms_store *st)
 		if (r == 0)
 			r = mms_lock_common_lock(e->lc, st, &h, &smp.lock_id);
 		if (r == 0) {
-			smp.task_id = mms_lock_common_task(e->lc, st, a->tid, a->pid,
-							   comm_of(e, a->tid, a->pid), a->cgroup);
+			const char *comm = a->comm && e->comms[a->comm - 1].comm[0] ?
+					   e->comms[a->comm - 1].comm : comm_of(e, a->tid, a->pid);
+
+			smp.task_id = mms_lock_common_task(e->lc, st, a->tid, a->pid, comm,
+							   a->cgroup);
 			r = smp.task_id ? mms_lock_common_add(e->lc, st, &smp) : -ENOMEM;
 		}
 		if (r < 0 && r != -ENOSPC)	/* -ENOSPC: the store counted it */

@@ -289,6 +289,57 @@ static void test_comm_many(void **state)
 	}
 }
 
+static void comm_at(struct fx *f, uint64_t t, uint32_t tid, const char *comm)
+{
+	struct lp_event *ev = lp_engine_slot(f->e);
+
+	assert_non_null(ev);
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = LP_COMM;
+	ev->time = t;
+	ev->tid = ev->pid = tid;
+	snprintf(ev->comm, sizeof(ev->comm), "%s", comm);
+	lp_engine_push(f->e);
+}
+
+/*
+ * A thread renamed (exec, prctl) within one interval: each wait keeps the
+ * name the thread had when it waited, not the last one.
+ */
+static void test_comm_rename(void **state)
+{
+	struct fx *f = *state;
+	const struct mms_interval *iv;
+	const uint32_t tid = 4000000;
+	uint64_t sh = 0, churn = 0, other = 0;
+
+	comm_at(f, 1, tid, "sh");
+	begin(f, 10, tid, 0x1000, MMS_LCB_READ);
+	end(f, 20, tid, 0x1000);
+	comm_at(f, 30, tid, "churnB");
+	begin(f, 40, tid, 0x1000, MMS_LCB_READ);
+	end(f, 60, tid, 0x1000);
+	comm_at(f, 70, tid, "churnB");	/* the same name again: no new entry */
+	begin(f, 80, tid, 0x1000, MMS_LCB_READ);
+	end(f, 110, tid, 0x1000);
+	lp_engine_process(f->e, UINT64_MAX);
+	iv = commit(f);
+	for (uint32_t i = 0; i < iv->n_locks; i++) {
+		const struct mms_task *t = mms_store_get_task(f->st, iv->locks[i].task_id);
+		const char *c = mms_store_get_str(f->st, t->comm_id);
+
+		if (!strcmp(c, "sh"))
+			sh += iv->locks[i].wait.total;
+		else if (!strcmp(c, "churnB"))
+			churn += iv->locks[i].wait.total;
+		else
+			other += iv->locks[i].wait.total;
+	}
+	assert_int_equal(sh, 10);
+	assert_int_equal(churn, 50);
+	assert_int_equal(other, 0);
+}
+
 /* Same raw stack, same id; a different one, a different id. */
 static void test_stacks(void **state)
 {
@@ -365,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_idle_per_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stacks_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full, setup, teardown),
