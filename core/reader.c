@@ -333,7 +333,8 @@ err_oom:
 
 /* ---- Intervals ---- */
 
-const char *rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
+const char *rec_parse_iv(const struct mms_recording *rec, const uint8_t *p, size_t n,
+			 struct iv_view *v)
 {
 	struct rec_cur c = { .p = p, .len = n };
 	uint32_t n_lost, stat_size;
@@ -361,7 +362,8 @@ const char *rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v)
 	if (c.bad || !v->slots || v->slots > REC_MAX_HIST)
 		return "malformed interval";
 	stat_size = REC_STAT_FIXED + 4 * v->slots;
-	if (v->lock_rs < REC_LOCK_KEY + stat_size || v->lock_rs > 65536 ||
+	v->lock_key = rec_lock_key(rec);
+	if (v->lock_rs < v->lock_key + stat_size || v->lock_rs > 65536 ||
 	    v->metric_rs < REC_METRIC_KEY + stat_size || v->metric_rs > 65536)
 		return "malformed interval";
 	need = (uint64_t)v->meta.n_locks * v->lock_rs + (uint64_t)v->meta.n_metrics * v->metric_rs;
@@ -381,7 +383,7 @@ static const char *scan_interval(struct mms_recording *rec, const struct blk *bk
 	struct iv_ent *e;
 	const char *why;
 
-	why = rec_parse_iv(p, n, &v);
+	why = rec_parse_iv(rec, p, n, &v);
 	if (why)
 		return why;
 	/* Packed rows were charged as they were unpacked. */
@@ -394,6 +396,10 @@ static const char *scan_interval(struct mms_recording *rec, const struct blk *bk
 		check_ref(rec, MMS_TAB_LOCK, rec_rd32(r));
 		check_ref(rec, MMS_TAB_STACK, rec_rd32(r + 4));
 		check_ref(rec, MMS_TAB_TASK, rec_rd32(r + 8));
+		if (v.lock_key >= REC_LOCK_KEY) {	/* 1.4: the owner and its stack */
+			check_ref(rec, MMS_TAB_TASK, rec_rd32(r + 16));
+			check_ref(rec, MMS_TAB_STACK, rec_rd32(r + 20));
+		}
 	}
 	for (uint32_t i = 0; i < v.meta.n_metrics; i++) {
 		const uint8_t *r = v.metrics + (size_t)i * v.metric_rs;

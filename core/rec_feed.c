@@ -245,13 +245,19 @@ static int feed_rows(struct mms_recording *rec, struct mms_store *st, const stru
 
 	for (uint32_t i = 0; i < v->meta.n_locks; i++) {
 		const uint8_t *r = v->locks + (size_t)i * v->lock_rs;
-		struct mms_lock_sample s;
+		struct mms_lock_sample s = { 0 };
 
 		s.lock_id = res(rec, st, MMS_TAB_LOCK, rec_rd32(r), idx, NULL);
 		s.stack_id = res(rec, st, MMS_TAB_STACK, rec_rd32(r + 4), idx, NULL);
 		s.task_id = res(rec, st, MMS_TAB_TASK, rec_rd32(r + 8), idx, NULL);
 		s.flags = rec_rd32(r + 12);
-		read_stat(r + REC_LOCK_KEY, v->slots, &s.wait);
+		/* 1.4: the owner and its stack; older files' rows leave them unknown (0). */
+		if (v->lock_key >= REC_LOCK_KEY) {
+			s.owner_id = res(rec, st, MMS_TAB_TASK, rec_rd32(r + 16), idx, NULL);
+			s.owner_stack_id = res(rec, st, MMS_TAB_STACK, rec_rd32(r + 20), idx,
+					       NULL);
+		}
+		read_stat(r + v->lock_key, v->slots, &s.wait);
 		err = mms_store_add_lock(st, &s);
 		if (err == -ENOMEM)
 			return err;	/* -ENOSPC: the store counted it as lost */
@@ -294,7 +300,7 @@ static int open_iv(struct mms_recording *rec, struct mms_store *st, uint32_t idx
 	bk = (struct blk){ .off = e->off, .flags = e->bflags, .stored = e->stored, .raw = e->raw,
 			   .payload = rec->buf + e->off + REC_BLOCK_HDR };
 	p = rec_iv_payload(rec, &bk, &n);
-	if (!p || rec_parse_iv(p, n, v))
+	if (!p || rec_parse_iv(rec, p, n, v))
 		return -EBADMSG;	/* checked at open: only memory can fail here */
 	return 0;
 }

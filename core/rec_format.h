@@ -108,7 +108,9 @@ enum rec_run_flags {
 #define REC_TASK_SIZE_1_2 16	/* id, tid, tgid, comm: what readers accept */
 #define REC_LOCK_SIZE 32	/* id, kind, addr, name, detail, owner tgid, owner comm */
 #define REC_STAT_FIXED 32	/* count, total, min, max */
-#define REC_LOCK_KEY 16		/* lock, stack, task, flags */
+#define REC_LOCK_KEY 24		/* lock, stack, task, flags, owner, owner stack (1.4) */
+#define REC_LOCK_KEY_1_3 16	/* lock, stack, task, flags: files of minor 0 to 3 */
+#define REC_LOCK_KEY_MINOR 4	/* the first minor whose lock rows have REC_LOCK_KEY */
 #define REC_METRIC_KEY 12	/* proc, metric, sub */
 
 /* Growable output buffer; oom sticks so callers check once at the end. */

@@ -211,6 +211,7 @@ static const uint8_t *unpack_iv(struct mms_recording *rec, size_t off, const uin
 {
 	struct rec_cur c = { .p = p, .len = n };
 	uint32_t n_lost, slots, lock_rs, n_locks, metric_rs, n_metrics, stat_size;
+	const uint32_t key = rec_lock_key(rec);	/* 1.4 adds the owner's two columns */
 	size_t hdr, rows;
 	uint8_t *o;
 
@@ -226,16 +227,20 @@ static const uint8_t *unpack_iv(struct mms_recording *rec, size_t off, const uin
 	n_metrics = rec_get_u32(&c);
 	if (c.bad || !slots || slots > REC_MAX_HIST)
 		goto err_bad;
-	/* Packed rows have no newer bytes to carry: the sizes are the fixed layout's. */
+	/*
+	 * Packed rows have no newer bytes to carry: the sizes are the fixed
+	 * layout's of the file's version (its minor says which lock key).
+	 */
 	stat_size = REC_STAT_FIXED + 4 * slots;
-	if (lock_rs != REC_LOCK_KEY + stat_size || metric_rs != REC_METRIC_KEY + stat_size) {
+	if (lock_rs != key + stat_size || metric_rs != REC_METRIC_KEY + stat_size) {
 		rec_damage(rec, off, "packed rows of %u and %u bytes: with %u histogram slots "
-			   "the format fixes them at %u and %u", lock_rs, metric_rs, slots,
-			   REC_LOCK_KEY + stat_size, REC_METRIC_KEY + stat_size);
+			   "the format (%u.%u) fixes them at %u and %u", lock_rs, metric_rs, slots,
+			   rec->info.major, rec->info.minor, key + stat_size,
+			   REC_METRIC_KEY + stat_size);
 		return NULL;
 	}
 	/* Every row has at least a byte per column: bounds what a claim costs. */
-	if ((uint64_t)n_locks * 9 + (uint64_t)n_metrics * 8 > rec_left(&c))
+	if ((uint64_t)n_locks * (key / 4 + 5) + (uint64_t)n_metrics * 8 > rec_left(&c))
 		goto err_bad;
 	if (rec->scanning && !rec_charge_rows(rec, off, (uint64_t)n_locks + n_metrics))
 		return NULL;
@@ -252,8 +257,8 @@ static const uint8_t *unpack_iv(struct mms_recording *rec, size_t off, const uin
 	 */
 	if (!rec->scanning)
 		memset(o + hdr, 0, rows);
-	unpack_keys(&c, o + hdr, lock_rs, n_locks, REC_LOCK_KEY / 4);
-	unpack_stat_cols(&c, o + hdr + REC_LOCK_KEY, lock_rs, n_locks, slots, !rec->scanning);
+	unpack_keys(&c, o + hdr, lock_rs, n_locks, (int)(key / 4));
+	unpack_stat_cols(&c, o + hdr + key, lock_rs, n_locks, slots, !rec->scanning);
 	o += hdr + (size_t)n_locks * lock_rs;
 	unpack_keys(&c, o, metric_rs, n_metrics, REC_METRIC_KEY / 4);
 	unpack_stat_cols(&c, o + REC_METRIC_KEY, metric_rs, n_metrics, slots, !rec->scanning);

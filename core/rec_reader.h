@@ -105,11 +105,21 @@ struct mms_recording {
 	char why[96];		/* a damage reason with figures, while opening */
 };
 
+/*
+ * The key of a lock row in rec's file: what its minor version says (1.4
+ * added the owner and its stack; older files' rows end at flags).
+ */
+static inline uint32_t rec_lock_key(const struct mms_recording *rec)
+{
+	return rec->info.minor >= REC_LOCK_KEY_MINOR ? REC_LOCK_KEY : REC_LOCK_KEY_1_3;
+}
+
 /* The decoded fixed part of an interval payload. */
 struct iv_view {
 	struct mms_rec_interval meta;
 	uint64_t lost[MMS_LOST_NR];
 	uint32_t slots, lock_rs, metric_rs;
+	uint32_t lock_key;	/* rec_lock_key(): where a lock row's stat starts */
 	const uint8_t *locks, *metrics;
 };
 
@@ -150,7 +160,11 @@ const uint8_t *rec_payload_tmp(struct mms_recording *rec, const struct blk *bk);
  * rec->unpacked) and its length; NULL when damaged (recorded as damage).
  */
 const uint8_t *rec_iv_payload(struct mms_recording *rec, const struct blk *bk, size_t *n);
-/* Decodes the fixed part of an interval payload; NULL, or what is wrong with it. */
-const char *rec_parse_iv(const uint8_t *p, size_t n, struct iv_view *v);
+/*
+ * Decodes the fixed part of an interval payload of rec's file (lock rows of
+ * rec_lock_key() key bytes); NULL, or what is wrong with it.
+ */
+const char *rec_parse_iv(const struct mms_recording *rec, const uint8_t *p, size_t n,
+			 struct iv_view *v);
 
 #endif

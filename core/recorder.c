@@ -686,6 +686,8 @@ static void encode_interval(struct rec_buf *b, const struct mms_interval *iv)
 		put_u32_col(b, &l->stack_id, sizeof(*l), iv->n_locks);
 		put_u32_col(b, &l->task_id, sizeof(*l), iv->n_locks);
 		put_u32_col(b, &l->flags, sizeof(*l), iv->n_locks);
+		put_u32_col(b, &l->owner_id, sizeof(*l), iv->n_locks);
+		put_u32_col(b, &l->owner_stack_id, sizeof(*l), iv->n_locks);
 		put_stat_cols(b, &l->wait, sizeof(*l), iv->n_locks);
 	}
 	if (iv->n_metrics) {
@@ -740,9 +742,16 @@ int mms_recorder_write(struct mms_recorder *r, struct mms_store *st,
 		r->ndefs[t] = 0;
 	}
 	for (uint32_t i = 0; i < iv->n_locks; i++) {
-		def_lock(r, st, iv->locks[i].lock_id);
-		def_stack(r, st, iv->locks[i].stack_id);
-		def_task(r, st, iv->locks[i].task_id);
+		const struct mms_lock_sample *l = &iv->locks[i];
+
+		def_lock(r, st, l->lock_id);
+		def_stack(r, st, l->stack_id);
+		def_task(r, st, l->task_id);
+		/* 1.4: the owner, when known, and its stack, when taken. */
+		if (l->owner_id)
+			def_task(r, st, l->owner_id);
+		if (l->owner_stack_id)
+			def_stack(r, st, l->owner_stack_id);
 	}
 	for (uint32_t i = 0; i < iv->n_metrics; i++) {
 		def_task(r, st, iv->metrics[i].proc_id);

@@ -283,6 +283,17 @@ static void touch_task(struct mms_store *st, uint32_t id, uint64_t seq)
 		mms_intern_touch(&st->tab[MMS_TAB_STR], t->cgroup_id, seq);
 }
 
+static void touch_stack(struct mms_store *st, uint32_t id, uint64_t seq)
+{
+	const struct mms_stack *k;
+
+	if (!mms_intern_touch(&st->tab[MMS_TAB_STACK], id, seq))
+		return;
+	k = mms_store_get_stack(st, id);
+	for (uint32_t i = 0; k && i < k->nr; i++)
+		mms_intern_touch(&st->tab[MMS_TAB_STR], k->sym_ids[i], seq);
+}
+
 static void touch_lock_row(struct mms_store *st, const struct mms_lock_sample *s, uint64_t seq)
 {
 	struct mms_intern *str = &st->tab[MMS_TAB_STR];
@@ -294,13 +305,12 @@ static void touch_lock_row(struct mms_store *st, const struct mms_lock_sample *s
 		mms_intern_touch(str, l->detail_id, seq);
 		mms_intern_touch(str, l->owner_comm_id, seq);
 	}
-	if (mms_intern_touch(&st->tab[MMS_TAB_STACK], s->stack_id, seq)) {
-		const struct mms_stack *k = mms_store_get_stack(st, s->stack_id);
-
-		for (uint32_t i = 0; k && i < k->nr; i++)
-			mms_intern_touch(str, k->sym_ids[i], seq);
-	}
+	touch_stack(st, s->stack_id, seq);
 	touch_task(st, s->task_id, seq);
+	if (s->owner_id)
+		touch_task(st, s->owner_id, seq);
+	if (s->owner_stack_id)
+		touch_stack(st, s->owner_stack_id, seq);
 }
 
 void store_builder_begin(struct builder *b, uint64_t seq, uint64_t start_ns)

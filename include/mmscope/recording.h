@@ -26,7 +26,7 @@
 #include "mmscope/store.h"
 
 #define MMS_REC_MAJOR 1		/* readers refuse a newer major */
-#define MMS_REC_MINOR 3		/* newer minors only add what old readers may skip */
+#define MMS_REC_MINOR 4		/* 1.4: lock rows with their owner (docs/FORMAT.md) */
 
 /* Header flags. */
 enum mms_rec_flags {

@@ -46,6 +46,17 @@ struct mms_lock_sample {
 	uint32_t stack_id;	/* 0: no stack */
 	uint32_t task_id;	/* mms_store_task(): tid, tgid, comm */
 	uint32_t flags;		/* enum mms_lock_flags of the wait */
+	/*
+	 * Who held the lock when the wait began (--lock-owner): mms_store_task()
+	 * of the owner, 0 when unknown (a lock without an owner field, owners
+	 * not asked for), a task of tid 0 named MMS_OWNER_READERS or
+	 * MMS_OWNER_NONE for an rwsem without a writer; the owner's stack then,
+	 * 0 when not taken.
+	 */
+	uint32_t owner_id;
+	uint32_t owner_stack_id;
+#define MMS_OWNER_READERS "<readers>"	/* owner_id's comm (tid 0): an rwsem readers hold */
+#define MMS_OWNER_NONE "<none>"		/* ... an rwsem nobody held as the wait began */
 	struct mms_stat wait;	/* nanoseconds */
 };
 

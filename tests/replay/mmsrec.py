@@ -83,7 +83,9 @@ def packed_counts(p, off, n, keys, slots):
     return count, r.off
 
 
-def interval(p, bflags):
+def interval(p, bflags, minor):
+    # 1.4: lock rows carry the owner and its stack after flags (24 key bytes, not 16).
+    key = 24 if minor >= 4 else 16
     seq, start, dur, flags, n_lost = struct.unpack_from("<QQQII", p, 0)
     off = 32
     lost = list(struct.unpack_from("<%dQ" % n_lost, p, off))
@@ -91,13 +93,13 @@ def interval(p, bflags):
     slots, lock_rs, n_locks, metric_rs, n_metrics = struct.unpack_from("<5I", p, off)
     off += 20
     if bflags & 2:  # packed rows: varint columns
-        counts, off = packed_counts(p, off, n_locks, 4, slots)
+        counts, off = packed_counts(p, off, n_locks, key // 4, slots)
         packed_counts(p, off, n_metrics, 3, slots)
         waits = sum(counts)
     else:
         waits = 0
         for i in range(n_locks):
-            waits += struct.unpack_from("<Q", p, off + i * lock_rs + 16)[0]
+            waits += struct.unpack_from("<Q", p, off + i * lock_rs + key)[0]
     return {"seq": seq, "start_ns": start, "dur_ns": dur, "flags": flags, "lost": lost,
             "locks": n_locks, "metrics": n_metrics, "waits": waits}
 
@@ -132,7 +134,7 @@ def read(path):
             s["host"] = f[2][0].decode(errors="replace")
             s["kernel"] = f[3][0].decode(errors="replace")
         elif name == "interval":
-            s["intervals"].append(interval(p, flags))
+            s["intervals"].append(interval(p, flags, minor))
         elif name == "end":
             s["closed"] = True
             f = fields(p)
