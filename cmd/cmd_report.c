@@ -111,7 +111,10 @@ static int report_live(struct mms_cli *cli)
 	/* A report sums the whole run: keep every interval the memory budget allows. */
 	cli->opts.window = 1U << 20;
 	/* Nothing printed needs a call stack: do not pay for walking them. */
+	if (cli->by == MMS_BY_OWNER)
+		cli->opts.lock_owner = true;
 	cli->opts.no_stacks = cli->by != MMS_BY_CALLER && cli->by != MMS_BY_STACK &&
+			      cli->by != MMS_BY_OWNER &&
 			      cli->fmt != MMS_OUT_FOLDED && !cli->stacks &&
 			      !cli->opts.nr_stack_match;
 	e = mms_session_create(&cli->opts, &s);

@@ -22,8 +22,8 @@
 
 enum {
 	OPT_TID = 256, OPT_INTERVAL, OPT_DURATION, OPT_SOURCE, OPT_VMA_SOURCE, OPT_RMAP_SOURCE,
-	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_VMA_LOCK, OPT_MAX_STACK, OPT_STACK_SKIP,
-	OPT_STACK_ENTRIES,
+	OPT_MMAP_HOLD, OPT_MMAP_HOLD_SAMPLE, OPT_VMA_LOCK, OPT_LOCK_OWNER, OPT_MAX_STACK,
+	OPT_STACK_SKIP, OPT_STACK_ENTRIES,
 	OPT_TASK_ENTRIES, OPT_WINDOW, OPT_HIDE_ADDRS, OPT_NO_COLOR, OPT_NO_INHERIT, OPT_BY,
 	OPT_STACKS, OPT_JSON, OPT_CSV, OPT_FOLDED, OPT_PERFETTO, OPT_OPENMETRICS, OPT_FORCE,
 	OPT_BASE, OPT_NEW, OPT_TUI, OPT_PCT,
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "mmap-hold", no_argument, NULL, OPT_MMAP_HOLD },
 	{ "mmap-hold-sample", required_argument, NULL, OPT_MMAP_HOLD_SAMPLE },
 	{ "vma-lock", no_argument, NULL, OPT_VMA_LOCK },
+	{ "lock-owner", no_argument, NULL, OPT_LOCK_OWNER },
 	{ "type-filter", required_argument, NULL, 'Y' },
 	{ "lock-filter", required_argument, NULL, 'L' },
 	{ "callstack-filter", required_argument, NULL, 'S' },
@@ -120,6 +121,8 @@ static void usage(FILE *f)
 "      --mmap-hold-sample N time 1 in N acquisitions at random (estimates; cheaper)\n"
 "      --vma-lock           count page faults served under the per-VMA lock and those\n"
 "                           that fell back to mmap_lock, per process\n"
+"      --lock-owner         who held each lock a wait began on (mutex, rt_mutex, rwsem\n"
+"                           writer) and its stack; report groups waits by owner\n"
 "      --window N           intervals of history kept (default 600)\n"
 "  -M, --map-nr-entries N, --stack-entries N, --task-entries N   kernel map sizes\n"
 "  -b, --use-bpf            --source bpf;  -a, --all-cpus: the whole system (the default)\n"
@@ -132,9 +135,9 @@ static void usage(FILE *f)
 "      --max-stack N        frames kept per stack (default 8)\n"
 "      --stack-skip N       frames to skip past the lock primitives (default 0)\n"
 "Output (report, compare):\n"
-"      --by lock|caller|task|process|type|stack|cgroup   grouping (default caller, like\n"
-"                           perf); -t, --threads: task; -l, --lock-addr: lock;\n"
-"                           --lock-cgroup: cgroup\n"
+"      --by lock|caller|task|process|type|stack|cgroup|owner   grouping (default\n"
+"                           caller, like perf); -t, --threads: task; -l, --lock-addr:\n"
+"                           lock; --lock-cgroup: cgroup; --lock-owner: owner\n"
 "  -F, --field LIST         text/CSV columns: contended, wait_total, wait_max, wait_min,\n"
 "                           avg_wait, p50, p99\n"
 "  -E, --entries N          print N rows\n"
@@ -347,6 +350,11 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 	case OPT_VMA_LOCK:
 		o->vma_lock = true;
 		return 0;
+	case OPT_LOCK_OWNER:
+		/* Collected live (BPF lock source); report groups by it. */
+		o->lock_owner = true;
+		cli->by = MMS_BY_OWNER;
+		return 0;
 	case OPT_MMAP_HOLD_SAMPLE:
 		if (parse_uint(arg, "--mmap-hold-sample", 1UL << 16, &v))
 			return -EINVAL;
@@ -398,8 +406,8 @@ static int parse_one(struct mms_cli *cli, int c, char *arg)
 		return 0;
 	case OPT_BY:
 		if (mms_group_parse(arg, &cli->by)) {
-			mms_cli_error("--by takes lock, caller, task, process, type, stack or "
-				"cgroup");
+			mms_cli_error("--by takes lock, caller, task, process, type, stack, "
+				"cgroup or owner");
 			return -EINVAL;
 		}
 		return 0;
@@ -608,6 +616,11 @@ static int validate_targets(struct mms_cli *cli, bool live)
 	if (cli->all_cpus && (o->pid || o->nr_tids || o->cmd)) {
 		mms_cli_error("-a (every CPU, the whole system) and -p, --tid or -- CMD "
 			"exclude each other");
+		return -EINVAL;
+	}
+	if (o->lock_owner && live && o->lock_src != MMS_SRC_AUTO && o->lock_src != MMS_SRC_BPF) {
+		mms_cli_error("--lock-owner needs the BPF lock source (--source bpf): the "
+			"contention tracepoints do not say who holds the lock");
 		return -EINVAL;
 	}
 	if ((o->nr_cgroups || o->cpu_list) && !narrows) {

@@ -60,7 +60,13 @@ const volatile __u64 thread_size = 16384;	/* a task's kernel stack (THREAD_SIZE)
 const volatile __u32 check_every = 64;	/* stack cache hits also walked: 1 in this many */
 const volatile __u32 stack_bytes;	/* bpf_get_stack size for samples: the maps' value size */
 
+/* Who holds the lock a wait begins on (--lock-owner): "Owners" below. */
+const volatile bool lock_owner;
+
 #define LB_F_SPIN 1U	/* contention_begin flags: LCB_F_SPIN */
+#define LB_F_READ 2U	/* LCB_F_READ: alone, an rwsem's reader */
+#define LB_F_WRITE 4U	/* LCB_F_WRITE: alone, an rwsem's writer */
+#define LB_F_RT 8U	/* LCB_F_RT: alone, an rt_mutex */
 #define LB_F_MUTEX 32U	/* LCB_F_MUTEX: with LCB_F_SPIN, a mutex's spin, then its sleep */
 
 /* A task's context switches so far: a spin wait cannot have one inside it. */
@@ -284,7 +290,33 @@ struct {
 	__type(value, struct lb_cost);
 } costs SEC(".maps");
 
+/* Owners: the last task that got each lock after a wait, and where (lb_acq). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);	/* opts->map_entries; 1 without --lock-owner */
+	__type(key, __u64);
+	__type(value, struct lb_acq);
+} acquirers SEC(".maps");
+
+/* Owners' stacks taken while they slept, by a hash of the frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);	/* 1 without --lock-owner */
+	__type(key, __u64);
+	__type(value, struct lb_ostack);
+} ostacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_ostack);
+} ostack_buf SEC(".maps");
+
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 static const struct mms_stat zero_stat;
 
@@ -846,6 +878,128 @@ static __always_inline bool wanted(__u64 lock, __u32 flags, __u32 pid, __u32 tgi
 	return true;
 }
 
+/* ---- Owners (--lock-owner) ------------------------------------------------ */
+
+/*
+ * The task a lock's owner field names, or 0: mutexes and rt_mutexes (the
+ * flag bits below the task pointer cleared), rwsems owned by a writer.  A
+ * reader-owned rwsem names at most the last reader (RWSEM_READER_OWNED):
+ * not an owner.  Spinlocks, rwlocks, semaphores and percpu rwsems have no
+ * owner field.
+ */
+static __always_inline __u64 owner_of(__u64 lock, __u32 flags)
+{
+	long v;
+
+	if (flags == LB_F_MUTEX || flags == (LB_F_MUTEX | LB_F_SPIN)) {
+		struct mutex *m = (void *)lock;
+
+		return (__u64)BPF_CORE_READ(m, owner.counter) & ~0x07ULL;
+	}
+	if (flags == LB_F_RT) {
+		struct rt_mutex_base *r = (void *)lock;
+
+		return (__u64)BPF_CORE_READ(r, owner) & ~0x01ULL;
+	}
+	if (flags == LB_F_READ || flags == LB_F_WRITE) {
+		struct rw_semaphore *sem = (void *)lock;
+
+		v = BPF_CORE_READ(sem, owner.counter);
+		return v & 1 ? 0 : (__u64)v & ~0x07ULL;
+	}
+	return 0;
+}
+
+/* Waits on locks whose owner field names their owner (writers of rwsems). */
+static __always_inline bool owner_of_kind(__u32 flags)
+{
+	return flags == LB_F_MUTEX || flags == (LB_F_MUTEX | LB_F_SPIN) || flags == LB_F_RT ||
+	       flags == LB_F_WRITE;
+}
+
+/*
+ * The stack of an owner that sleeps: where it waits while holding the lock.
+ * Taken only while it is off every CPU, and kept only if it did not run in
+ * between (a running task's stack changes under the unwinder).
+ */
+static __always_inline __u64 sleeping_stack(struct task_struct *ot, __u64 o)
+{
+	struct task_struct *tt;
+	struct lb_ostack *b;
+	__u32 zero = 0, sw;
+	__u64 h = 0;
+	long n;
+
+	if (!bpf_task_from_pid || !bpf_task_release)
+		return 0;
+	b = bpf_map_lookup_elem(&ostack_buf, &zero);
+	if (!b)
+		return 0;
+	tt = bpf_task_from_pid(BPF_CORE_READ(ot, pid));
+	if (!tt)
+		return 0;
+	if ((__u64)tt != o || tt->on_cpu)
+		goto out;
+	sw = switches(tt);
+	n = bpf_get_task_stack(tt, b->ips, sizeof(b->ips), 0);
+	if (n <= 0 || tt->on_cpu || switches(tt) != sw)
+		goto out;
+	b->nr = (__u32)(n / sizeof(__u64));
+	h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < LB_OWNER_DEPTH; i++) {
+		if (i >= b->nr)
+			break;
+		h = (h ^ b->ips[i]) * 0x100000001b3ULL;
+	}
+	h |= 1;		/* 0 is "none" */
+	if (bpf_map_update_elem(&ostacks, &h, b, BPF_NOEXIST) && !bpf_map_lookup_elem(&ostacks, &h)) {
+		count(LB_C_STACK);
+		h = 0;
+	}
+out:
+	bpf_task_release(tt);
+	return h;
+}
+
+/* The owner of the lock a wait begins on, into its key. */
+static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 flags)
+{
+	__u64 o = owner_of(lock, flags);
+	struct task_struct *ot = (void *)o;
+	struct lb_acq *a;
+
+	f->key.owner_sid = -1;
+	f->key.owner_stack = 0;
+	if (!o) {
+		f->key.owner_pid = 0;
+		f->key.owner_tgid = 0;
+		__builtin_memset(f->key.owner_comm, 0, sizeof(f->key.owner_comm));
+		/* An rwsem without a writer: held by readers, or by nobody at that moment. */
+		if (flags == LB_F_READ || flags == LB_F_WRITE) {
+			struct rw_semaphore *sem = (void *)lock;
+
+			f->key.owner_tgid = BPF_CORE_READ(sem, owner.counter) & 1 ?
+					    LB_OWNER_READERS : LB_OWNER_FREE;
+		}
+		return;
+	}
+	f->key.owner_pid = BPF_CORE_READ(ot, pid);
+	f->key.owner_tgid = BPF_CORE_READ(ot, tgid);
+	/* The kernel pads comm with zeros (strscpy_pad): all 16 bytes are the key's. */
+	if (bpf_probe_read_kernel(f->key.owner_comm, sizeof(f->key.owner_comm), &ot->comm))
+		__builtin_memset(f->key.owner_comm, 0, sizeof(f->key.owner_comm));
+	if (no_stacks || !f->key.owner_pid)
+		return;
+	if (!BPF_CORE_READ(ot, on_cpu)) {
+		f->key.owner_stack = sleeping_stack(ot, o);
+		if (f->key.owner_stack)
+			return;
+	}
+	a = bpf_map_lookup_elem(&acquirers, &lock);
+	if (a && a->pid == f->key.owner_pid)
+		f->key.owner_sid = a->sid;
+}
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
@@ -944,6 +1098,8 @@ stacked:
 	f->key.tgid = tgid;
 	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
 	f->key.cgroup = know_cgroups ? bpf_get_current_cgroup_id() : 0;
+	if (lock_owner)
+		take_owner(f, addr, flags);
 	if (self_cost)
 		t4 = bpf_ktime_get_ns();
 	name_lock(addr, t, tgid);
@@ -1030,6 +1186,12 @@ int BPF_PROG(contention_end, void *lock, int ret)
 		}
 	}
 	start = f->ts;
+	/* The lock is this task's now: the owner later waits will find, and where it waited. */
+	if (lock_owner && !ret && owner_of_kind(f->key.flags)) {
+		struct lb_acq a = { .pid = (__u32)bpf_get_current_pid_tgid(), .sid = f->key.stack_id };
+
+		bpf_map_update_elem(&acquirers, &addr, &a, BPF_ANY);
+	}
 	r = bpf_map_lookup_elem(&pending, &zero);
 	if (!r)
 		goto pop;

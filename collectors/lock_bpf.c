@@ -38,6 +38,8 @@ _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte 
 #define HOP_TAB_BYTES ((size_t)LB_HOP_SLOTS * sizeof(struct lb_hop_slot))
 /* Each aggregation map preallocated up to this size (key, element, a value per CPU). */
 #define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
+/* Owners' stacks taken asleep (--lock-owner); the map is emptied when half full. */
+#define LB_OSTACKS 4096
 _Static_assert(sizeof(struct mms_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
@@ -98,6 +100,11 @@ struct lb_src {
 
 	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
 	struct mms_short *dead;
+
+	/* Owners' stacks taken asleep (ostacks key -> store stack id + 1), per store epoch. */
+	struct mms_hash ostack_idx;
+	uint64_t ostack_epoch;
+	uint32_t ostack_seen;		/* keys looked up since the map was last emptied */
 
 	/* The stack cache (lock_bpf.bpf.c): NULL rules when it is off. */
 	struct mms_stack_rules *rules;
@@ -340,6 +347,11 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
 	err = err ?: bpf_map__set_max_entries(skel->maps.cpu_filter, nr_cpus_wanted(o));
+	/* Owners: one entry each unless asked for. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.acquirers,
+					      o->lock_owner ? o->map_entries : 1);
+	err = err ?: bpf_map__set_max_entries(skel->maps.ostacks,
+					      o->lock_owner ? LB_OSTACKS : 1);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: sizing maps failed: %s",
 				       strerror(-err));
@@ -354,6 +366,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->self_cost = o->knobs.self_cost;
 	skel->rodata->empty_handlers = o->knobs.empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;
+	skel->rodata->lock_owner = o->lock_owner;
 	skel->rodata->stack_bytes = lb->stack_depth * sizeof(uint64_t);
 	skel->rodata->thread_size = (uint64_t)sysconf(_SC_PAGESIZE) * 4;
 	skel->rodata->check_every = check_every(lb);
@@ -856,6 +869,90 @@ static void sum_stat(const struct lb_src *lb, const struct mms_stat *v, struct m
 		mms_stat_merge(out, &v[c]);
 }
 
+/* An owner's stack taken while it slept, as a store stack id (0: gone, or none). */
+static int resolve_ostack(struct lb_src *lb, struct mms_store *st, uint64_t key, uint32_t *id)
+{
+	struct lb_ostack os;
+	uint32_t i, nr, first = 0;
+	int err;
+
+	*id = 0;
+	if (lb->ostack_epoch != mms_store_epoch(st) + 1) {
+		mms_hash_clear(&lb->ostack_idx);
+		lb->ostack_epoch = mms_store_epoch(st) + 1;
+	}
+	i = mms_hash_find(&lb->ostack_idx, key);
+	if (i) {
+		*id = i - 1;
+		return 0;
+	}
+	if (bpf_map__lookup_elem(lb->skel->maps.ostacks, &key, sizeof(key), &os, sizeof(os), 0)) {
+		mms_store_add_lost(st, MMS_LOST_STACK, 1);	/* emptied since */
+		return 0;
+	}
+	lb->ostack_seen++;
+	nr = os.nr < LB_OWNER_DEPTH ? os.nr : LB_OWNER_DEPTH;
+	/* From where it went to sleep: the scheduler's and lock primitives' frames go. */
+	while (first < nr && mms_ksyms_is_lock_func(lb->ks, os.ips[first]))
+		first++;
+	if (first == nr)
+		first = 0;
+	err = mms_lock_common_stack(lb->lc, st, (const uint64_t *)os.ips + first, nr - first, id);
+	if (err < 0)
+		return err;
+	/* -S filters the waiter's stack, not its owner's. */
+	if (mms_hash_probe(&lb->ostack_idx, key, &i) == 0)
+		mms_hash_set(&lb->ostack_idx, i, key, *id);
+	return 0;
+}
+
+/* Empties ostacks once half its room was used: what waits still name is taken again. */
+static void trim_ostacks(struct lb_src *lb)
+{
+	int fd = bpf_map__fd(lb->skel->maps.ostacks);
+	uint64_t key, next;
+
+	if (lb->ostack_seen < LB_OSTACKS / 2)
+		return;
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+	mms_hash_clear(&lb->ostack_idx);
+	lb->ostack_seen = 0;
+}
+
+/* The lock's owner when the wait began (--lock-owner), into s. */
+static int add_owner(struct lb_src *lb, struct mms_store *st, const struct lb_key *k,
+		     struct mms_lock_sample *s)
+{
+	char comm[LB_COMM_LEN + 1];
+	int err = 0;
+
+	if (!k->owner_pid) {
+		/* An rwsem's readers, or none: owners of their own, without a thread. */
+		if (k->owner_tgid == LB_OWNER_READERS || k->owner_tgid == LB_OWNER_FREE) {
+			s->owner_id = mms_lock_common_task(lb->lc, st, 0, 0, k->owner_tgid ==
+							   LB_OWNER_READERS ? MMS_OWNER_READERS :
+							   MMS_OWNER_NONE, 0);
+			if (!s->owner_id)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	memcpy(comm, k->owner_comm, LB_COMM_LEN);
+	comm[LB_COMM_LEN] = '\0';
+	s->owner_id = mms_lock_common_task(lb->lc, st, k->owner_pid, k->owner_tgid, comm, 0);
+	if (!s->owner_id)
+		return -ENOMEM;
+	if (k->owner_stack)
+		err = resolve_ostack(lb, st, k->owner_stack, &s->owner_stack_id);
+	else if (k->owner_sid >= 0)
+		err = resolve_stack(lb, st, k->owner_sid, &s->owner_stack_id);
+	return err < 0 ? err : 0;
+}
+
 static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key *k,
 		   const struct mms_stat *v)
 {
@@ -890,6 +987,9 @@ static int add_key(struct lb_src *lb, struct mms_store *st, const struct lb_key 
 	}
 	if (!s.task_id)
 		return -ENOMEM;
+	err = add_owner(lb, st, k, &s);
+	if (err)
+		return err;
 	return mms_lock_common_add(lb->lc, st, &s);
 }
 
@@ -1005,6 +1105,8 @@ static int lb_drain(struct mms_source *src, struct mms_store *st)
 	read_counters(lb, st);
 	maybe_switch_bank(lb);
 	stack_cache_update(lb);
+	if (lb->opts->lock_owner)
+		trim_ostacks(lb);
 	return 0;
 }
 
@@ -1076,6 +1178,7 @@ static void lb_destroy(struct mms_source *src)
 	free(lb->ips);
 	free(lb->locks);
 	mms_hash_free(&lb->lock_idx);
+	mms_hash_free(&lb->ostack_idx);
 	free(lb->keys);
 	free(lb->vals);
 	free(lb->mounts);

@@ -118,6 +118,35 @@ struct lb_key {
 	__u32 tgid;
 	char comm[LB_COMM_LEN];
 	__u64 cgroup;		/* the task's cgroup v2 id (--lock-cgroup, the Tasks view) */
+	/*
+	 * The lock's owner when the wait began (--lock-owner; all 0 without):
+	 * owner_pid 0 when no owner is known.  Its stack: owner_stack, the
+	 * ostacks key of the stack it was asleep in, else owner_sid, the stack
+	 * id of its own last contended acquisition of this lock; 0 / < 0: none.
+	 */
+	__u32 owner_pid;
+	__u32 owner_tgid;	/* with owner_pid 0, an rwsem's LB_OWNER_READERS or _FREE */
+	char owner_comm[LB_COMM_LEN];
+	__s32 owner_sid;
+	__u32 owner_pad;
+	__u64 owner_stack;
+};
+
+#define LB_OWNER_READERS 1	/* reader-owned (the last reader is not the owner) */
+#define LB_OWNER_FREE 2		/* no owner as the wait began (between two holders) */
+
+/* An owner's stack taken while it slept (ostacks' values). */
+#define LB_OWNER_DEPTH 32
+struct lb_ostack {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[LB_OWNER_DEPTH];
+};
+
+/* The last task that got a lock after waiting for it, and where (acquirers' values). */
+struct lb_acq {
+	__u32 pid;
+	__s32 sid;
 };
 
 /* A finished wait on its way from contention_end to the aggregation map. */

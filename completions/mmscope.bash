@@ -16,7 +16,7 @@ _mmscope()
 	done
 
 	case $prev in
-	--by) COMPREPLY=($(compgen -W "lock caller task process type stack cgroup" -- "$cur")); return 0 ;;
+	--by) COMPREPLY=($(compgen -W "lock caller task process type stack cgroup owner" -- "$cur")); return 0 ;;
 	-F|--field)
 		COMPREPLY=($(compgen -W "contended wait_total wait_max wait_min avg_wait p50 p99" -- "$cur"))
 		return 0 ;;

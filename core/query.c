@@ -99,6 +99,8 @@ static uint64_t row_key(const struct mms_store *st, const struct mms_query *q,
 	case MMS_BY_CGROUP:
 		t = mms_store_get_task(st, s->task_id);
 		return t ? t->cgroup_id : 0;
+	case MMS_BY_OWNER:
+		return mms_owner_key(s);
 	default:
 		return 0;
 	}
@@ -232,6 +234,13 @@ void mms_query_row_label(const struct mms_store *st, const struct mms_query *q, 
 	case MMS_BY_CGROUP:
 		/* Waits from a source or recording that did not tell the cgroup. */
 		label_copy(r->label, r->key ? mms_store_get_str(st, (uint32_t)r->key) : "unknown");
+		break;
+	case MMS_BY_OWNER:
+		/* The owner's task name; name_id: the first frame of its stack. */
+		t = mms_store_get_task(st, mms_owner_task(r->key));
+		r->name_id = mms_stack_caller(mms_store_get_stack(st, mms_owner_stack(r->key)),
+					      0, NULL);
+		label_copy(r->label, t ? mms_store_get_str(st, t->comm_id) : "owner unknown");
 		break;
 	default:
 		r->label[0] = 0;
@@ -538,6 +547,7 @@ static const char *const group_names[MMS_GROUP_NR] = {
 	[MMS_BY_TYPE] = "type",
 	[MMS_BY_STACK] = "stack",
 	[MMS_BY_CGROUP] = "cgroup",
+	[MMS_BY_OWNER] = "owner",
 };
 
 const char *mms_group_name(enum mms_group g)

@@ -98,9 +98,12 @@ struct mms_list *lockrows_table(void *priv)
 	return &((struct lockrows *)priv)->t;
 }
 
-static const struct mms_task *row_task(const struct mms_view_env *env, const struct mms_row *r)
+/* The row's task: its waiter's, or for owners the owner's. */
+static const struct mms_task *row_task(const struct lockrows *lr, const struct mms_view_env *env,
+				       const struct mms_row *r)
 {
-	return mms_store_get_task(env->st, r->first_task);
+	return mms_store_get_task(env->st, lr->cfg->by == MMS_BY_OWNER ? mms_owner_task(r->key) :
+				  r->first_task);
 }
 
 static const char *row_label(struct lockrows *lr, const struct mms_store *st, size_t idx)
@@ -132,12 +135,16 @@ static void sort_value(struct lockrows *lr, const struct mms_view_env *env, enum
 		break;
 	case LOCKROWS_TID:
 	case LOCKROWS_PID:
-		t = row_task(env, r);
+		t = row_task(lr, env, r);
 		out->v = t && !mms_tgid_short(t->tgid) ? (k == LOCKROWS_TID ? t->tid : t->tgid) : 0;
 		break;
 	case LOCKROWS_CGROUP:
-		t = row_task(env, r);
+		t = row_task(lr, env, r);
 		out->s = t && t->cgroup_id ? mms_store_get_str(env->st, t->cgroup_id) : "";
+		break;
+	case LOCKROWS_HELD:
+		row_label(lr, env->st, idx);
+		out->s = r->name_id ? mms_store_get_str(env->st, r->name_id) : "";
 		break;
 	case LOCKROWS_COUNT:
 		out->v = r->wait.count;
@@ -300,9 +307,12 @@ static bool row_matches(struct lockrows *lr, const struct mms_view_env *env, siz
 
 	if (!env->filter || !*env->filter || util_match(env->filter, row_label(lr, env->st, idx)))
 		return true;
-	if (by != MMS_BY_TASK)
+	if (by == MMS_BY_OWNER && r->name_id &&
+	    util_match(env->filter, mms_store_get_str(env->st, r->name_id)))
+		return true;
+	if (by != MMS_BY_TASK && by != MMS_BY_OWNER)
 		return false;
-	t = row_task(env, r);
+	t = row_task(lr, env, r);
 	if (!t)
 		return false;
 	snprintf(num, sizeof(num), "%u", t->tid);
@@ -434,16 +444,22 @@ static void cell_text(struct lockrows *lr, const struct mms_view_env *env, enum 
 		break;
 	case LOCKROWS_TID:
 	case LOCKROWS_PID:
-		t = row_task(env, r);
+		t = row_task(lr, env, r);
 		if (t && mms_tgid_short(t->tgid))	/* short-lived processes together */
 			snprintf(buf, len, "-");
 		else
 			snprintf(buf, len, "%u", t ? (k == LOCKROWS_TID ? t->tid : t->tgid) : 0);
 		break;
 	case LOCKROWS_CGROUP:
-		t = row_task(env, r);
+		t = row_task(lr, env, r);
 		snprintf(buf, len, "%s", t && t->cgroup_id ?
 			 mms_store_get_str(env->st, t->cgroup_id) : "-");
+		break;
+	case LOCKROWS_HELD:
+		row_label(lr, env->st, (size_t)(r - lr->rows.rows));
+		t = row_task(lr, env, r);
+		snprintf(buf, len, "%s", r->name_id ? mms_store_get_str(env->st, r->name_id) :
+			 t && t->tid ? "(running: no stack)" : "-");
 		break;
 	case LOCKROWS_LOCK:
 		/* The first lock seen stands for the row: enough to recognise it. */
@@ -501,7 +517,7 @@ void lockrows_draw(void *priv, const struct mms_view_env *env, struct mms_canvas
 {
 	struct lockrows *lr = priv;
 	const struct mms_interval *iv;
-	char msg[160];
+	char msg[256];
 
 	if (h < 3)
 		return;
@@ -516,6 +532,8 @@ void lockrows_draw(void *priv, const struct mms_view_env *env, struct mms_canvas
 		 env->secs, (unsigned long long)iv->seq);
 	if (lr->t.nr != lr->total)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "  (%zu in all)", lr->total);
+	if (lr->cfg->note)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "  %s", lr->cfg->note);
 	mms_canvas_put(c, 0, y, MMS_ROLE_DIM, msg, c->w);
 	mms_list_layout(&lr->t, c->w);
 	mms_list_draw_head(&lr->t, c, y + 1);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The lock-wait table behind Locks, Callers and Tasks: the same rows
+ * The lock-wait table behind Locks, Callers, Tasks and Owners: the same rows
  * (mms_query_locks grouped one way), columns chosen per view.  Each of those
  * views is a configuration of this plus its class table.
  */
@@ -23,6 +23,7 @@ enum lockrows_col {
 	LOCKROWS_MAX,
 	LOCKROWS_P99,
 	LOCKROWS_SPARK,	/* wait per second over the last minute */
+	LOCKROWS_HELD,	/* owners: the first frame of the owner's stack */
 };
 
 struct lockrows_cfg {
@@ -33,6 +34,7 @@ struct lockrows_cfg {
 	int default_sort;		/* column index */
 	enum mms_focus_kind focus;	/* what Enter drills into */
 	const char *noun;		/* "locks", "callers", "tasks" */
+	const char *note;		/* after the counts on the header line, or NULL */
 };
 
 int lockrows_create(const struct lockrows_cfg *cfg, void **priv);

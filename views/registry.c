@@ -6,6 +6,7 @@
 #include "detail.h"
 #include "locks.h"
 #include "mmap_lock.h"
+#include "owners.h"
 #include "rmap.h"
 #include "tasks.h"
 #include "timeline.h"
@@ -20,5 +21,6 @@ const struct mms_view *const mms_views[] = {
 	&mms_view_vma,
 	&mms_view_rmap,
 	&mms_view_timeline,
+	&mms_view_owners,
 	NULL,
 };

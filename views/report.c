@@ -158,6 +158,8 @@ static const char *last_col_name(enum mms_group by)
 		return "caller (of the stack)";
 	case MMS_BY_CGROUP:
 		return "cgroup";
+	case MMS_BY_OWNER:
+		return "owner  (where it held the lock)";
 	default:
 		return "caller";
 	}
@@ -178,9 +180,12 @@ static void print_stack(FILE *f, const struct mms_store *st, uint32_t stack_id)
 static void row_pid(const struct mms_store *st, enum mms_group by, const struct mms_row *r,
 		    char *buf, size_t len)
 {
-	const struct mms_task *t = mms_store_get_task(st, r->first_task);
+	const struct mms_task *t = mms_store_get_task(st, by == MMS_BY_OWNER ?
+						      mms_owner_task(r->key) : r->first_task);
 
-	if (t && mms_tgid_short(t->tgid))
+	if (by == MMS_BY_OWNER && (!t || !t->tid))
+		snprintf(buf, len, "-");
+	else if (t && mms_tgid_short(t->tgid))
 		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "%u", !t ? 0 : by == MMS_BY_PROCESS ? t->tgid : t->tid);
@@ -266,10 +271,19 @@ static int fields_of(const struct mms_report_opts *o, uint8_t out[MMS_F_NR])
 	return n;
 }
 
+/* An owners row of a real thread (not unknown, readers or none). */
+static bool owner_is_thread(const struct mms_store *st, const struct mms_row *r)
+{
+	const struct mms_task *t = mms_store_get_task(st, mms_owner_task(r->key));
+
+	return t && t->tid;
+}
+
 static void text_rows(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
 		      const struct mms_rows *rows)
 {
-	bool tasks = o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS;
+	bool owners = o->by == MMS_BY_OWNER;
+	bool tasks = o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS || owners;
 	bool mid = o->by != MMS_BY_CGROUP;	/* perf's cgroup table has no type column */
 	uint8_t fl[MMS_F_NR];
 	int nf = fields_of(o, fl);
@@ -301,9 +315,15 @@ static void text_rows(FILE *f, const struct mms_store *st, const struct mms_repo
 			fprintf(f, "  %10s", tasks ? b : mms_lock_type_name(r->flags));
 		fputs("   ", f);
 		mms_esc_fputs(f, r->label);
+		if (owners && r->name_id) {
+			fputs("  ", f);
+			mms_esc_fputs(f, mms_store_get_str(st, r->name_id));
+		} else if (owners && owner_is_thread(st, r)) {
+			fputs("  (no stack: it was running)", f);
+		}
 		fputc('\n', f);
 		if (o->stacks)
-			print_stack(f, st, r->first_stack);
+			print_stack(f, st, owners ? mms_owner_stack(r->key) : r->first_stack);
 	}
 }
 
@@ -511,6 +531,35 @@ static void json_stat(FILE *f, const struct mms_stat *s)
 		(unsigned long long)mms_stat_percentile(s, 99));
 }
 
+/* A stack's symbols as a JSON array. */
+static void json_stack(FILE *f, const struct mms_store *st, const struct mms_stack *s)
+{
+	fputc('[', f);
+	for (uint32_t i = 0; s && i < s->nr; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, mms_store_get_str(st, s->sym_ids[i]));
+	}
+	fputc(']', f);
+}
+
+/* --lock-owner: the owner (nulls when unknown) and its stack ([] when not taken). */
+static void json_owner(FILE *f, const struct mms_store *st, const struct mms_row *r)
+{
+	const struct mms_task *t = mms_store_get_task(st, mms_owner_task(r->key));
+
+	if (t && t->tid)
+		fprintf(f, ", \"owner_pid\": %u, \"owner_tid\": %u, \"owner_comm\": ", t->tgid,
+			t->tid);
+	else
+		fputs(", \"owner_pid\": null, \"owner_tid\": null, \"owner_comm\": ", f);
+	if (t)
+		json_str(f, mms_store_get_str(st, t->comm_id));
+	else
+		fputs("null", f);
+	fputs(", \"owner_stack\": ", f);
+	json_stack(f, st, mms_store_get_stack(st, mms_owner_stack(r->key)));
+}
+
 static void json_row(FILE *f, const struct mms_store *st, const struct mms_report_opts *o,
 		     const struct mms_row *r)
 {
@@ -542,6 +591,8 @@ static void json_row(FILE *f, const struct mms_store *st, const struct mms_repor
 			group ? "true" : "false");
 		json_str(f, mms_store_get_str(st, t->comm_id));
 	}
+	if (o->by == MMS_BY_OWNER)
+		json_owner(f, st, r);
 	if ((o->by == MMS_BY_TASK || o->by == MMS_BY_PROCESS || o->by == MMS_BY_CGROUP) && t) {
 		/* The cgroup v2 path of the (first) task, null when not known. */
 		fputs(", \"cgroup\": ", f);
@@ -556,13 +607,9 @@ static void json_row(FILE *f, const struct mms_store *st, const struct mms_repor
 	for (int i = 0; i <= last; i++)
 		fprintf(f, "%s%u", i ? ", " : "", r->wait.hist[i]);
 	fputs("]", f);
-	if (o->stacks && s) {
-		fputs(", \"stack\": [", f);
-		for (uint32_t i = 0; i < s->nr; i++) {
-			fputs(i ? ", " : "", f);
-			json_str(f, mms_store_get_str(st, s->sym_ids[i]));
-		}
-		fputs("]", f);
+	if (o->stacks && s && o->by != MMS_BY_OWNER) {
+		fputs(", \"stack\": ", f);
+		json_stack(f, st, s);
 	}
 	fputs("}", f);
 }

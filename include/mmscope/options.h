@@ -47,6 +47,7 @@ struct mms_options {
 	bool mmap_lock_hold;		/* opt-in: every mmap_lock acquisition */
 	uint32_t mmap_hold_sample;	/* time 1 in N of them (a power of two; 0, 1: all) */
 	bool vma_lock;			/* opt-in: page faults under the per-VMA lock / fallen back */
+	bool lock_owner;		/* opt-in: each wait's lock owner and its stack (BPF source) */
 
 	/* Filters, as perf lock contention -Y / -L / -S. */
 	uint32_t types[MMS_MAX_FILTERS];	/* lock flag values accepted */

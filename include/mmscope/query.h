@@ -24,6 +24,7 @@ enum mms_group {
 	MMS_BY_TYPE,	/* lock type (spinlock, rwsem:W ...) */
 	MMS_BY_STACK,	/* whole call stack (as perf's BPF mode aggregates); labelled by its caller */
 	MMS_BY_CGROUP,	/* the waiting task's cgroup v2 path (perf's --lock-cgroup) */
+	MMS_BY_OWNER,	/* the lock's owner when the wait began, and its stack (--lock-owner) */
 	MMS_GROUP_NR
 };
 
@@ -50,6 +51,22 @@ struct mms_row {
 	struct mms_stat wait;
 	char label[96];
 };
+
+/* MMS_BY_OWNER's row key: the owner's task id and its stack id (0, 0: unknown). */
+static inline uint64_t mms_owner_key(const struct mms_lock_sample *s)
+{
+	return s->owner_id ? (uint64_t)s->owner_id << 32 | s->owner_stack_id : 0;
+}
+
+static inline uint32_t mms_owner_task(uint64_t key)
+{
+	return (uint32_t)(key >> 32);
+}
+
+static inline uint32_t mms_owner_stack(uint64_t key)
+{
+	return (uint32_t)key;
+}
 
 struct mms_rows {
 	struct mms_row *rows;

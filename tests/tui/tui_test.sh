@@ -131,8 +131,9 @@ t_views() {
 		[6]='^VMA source'
 		[7]='^try_to_unmap source'
 		[8]='intervals in the window'
+		[9]='^[0-9]+ owners  range'
 	)
-	for k in 1 2 3 4 5 6 7 8; do
+	for k in 1 2 3 4 5 6 7 8 9; do
 		keys "$k"
 		wait_for "${marker[$k]}" 5 || fail "view $k: no '${marker[$k]}'"
 	done
