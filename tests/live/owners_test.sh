@@ -18,7 +18,7 @@ mms=$1 wl=$2
 fail=0
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: needs python3"; exit 77; }
-"$mms" check 2>/dev/null | grep -q 'lock.*bpf' || { echo "SKIP: no BPF lock source"; exit 77; }
+"$mms" check 2>/dev/null | grep -Eq '^lock contention +bpf +available' || { echo "SKIP: no BPF lock source"; exit 77; }
 # Not under /tmp: a guest mounts tmpfs there, and the file must be one the test keeps.
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/mms-owners-XXXXXX")
 sock=mms-owners-$$
