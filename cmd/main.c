@@ -618,7 +618,8 @@ static int validate_targets(struct mms_cli *cli, bool live)
 			"exclude each other");
 		return -EINVAL;
 	}
-	if (o->lock_owner && live && o->lock_src != MMS_SRC_AUTO && o->lock_src != MMS_SRC_BPF) {
+	if ((o->lock_owner || cli->by == MMS_BY_OWNER) && live && o->lock_src != MMS_SRC_AUTO &&
+	    o->lock_src != MMS_SRC_BPF) {
 		mms_cli_error("--lock-owner needs the BPF lock source (--source bpf): the "
 			"contention tracepoints do not say who holds the lock");
 		return -EINVAL;

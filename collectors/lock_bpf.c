@@ -911,13 +911,16 @@ static void trim_ostacks(struct lb_src *lb)
 {
 	int fd = bpf_map__fd(lb->skel->maps.ostacks);
 	uint64_t key, next;
+	bool more;
 
 	if (lb->ostack_seen < LB_OSTACKS / 2)
 		return;
-	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+	/* One pass: each key's successor is found before the key goes. */
+	more = !bpf_map_get_next_key(fd, NULL, &key);
+	while (more) {
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		bpf_map_delete_elem(fd, &key);
 		key = next;
-		if (bpf_map_delete_elem(fd, &key))
-			break;
 	}
 	mms_hash_clear(&lb->ostack_idx);
 	lb->ostack_seen = 0;
