@@ -682,6 +682,37 @@ def check_mms_locks():
           f'mmap_churn; tracefs saw {oracle} contention_begin system-wide')
 
 
+def check_mms_owners():
+    # The mprotect()ing thread is the thread most mmap_lock wait is booked to, under a stack
+    # through mprotect (tests/live/owners_test.sh has the same workload on the host).
+    name = 'mm-owners'
+    path = os.path.join(OUT, name + '.mmscope')
+    holder = out_field(name, 'holder_tid')
+    p = subprocess.run([MMSCOPE, 'report', path, '--by', 'owner', '--json'],
+                       capture_output=True, text=True)
+    try:
+        rows = json.loads(p.stdout)['rows'] if p.returncode == 0 else None
+    except ValueError:
+        rows = None
+    if rows is None:
+        err = (read(os.path.join(OUT, name + '.err')) or '').strip()
+        report('FAIL', name, f'no owner report (record rc={out_rc(name)}, report rc='
+               f'{p.returncode}): {err[-300:]} {p.stderr.strip()[-300:]}')
+        return
+    by = Counter()
+    for r in rows:
+        if r['owner_tid'] is not None:
+            by[r['owner_tid']] += r['wait_total_ns']
+    total = sum(r['wait_total_ns'] for r in rows)
+    top = max(by, key=by.get) if by else None
+    stack = any(r['owner_tid'] == holder and any('mprotect' in f for f in r['owner_stack'])
+                for r in rows)
+    check(name, holder is not None and top == holder and stack,
+          f'holder {holder}: {100 * by[holder] / total if total else 0:.1f} % of '
+          f'{total / 1e6:.0f} ms of mmap_lock wait, the top thread owner: {top == holder}, '
+          f'a stack through mprotect: {stack}')
+
+
 def main():
     global OUT, VARIANT, VERSION, MMSCOPE, N_TOGGLE, N_NOOP, N_GROW, N_PAGES, N_THP
     if len(sys.argv) != 10:
@@ -717,6 +748,7 @@ def main():
         check_mms_rmap('mm-thp-fentry', 'fentry', THP_PAGES * N_THP, 9)
         check_rmap_view('mm-thp-fentry', THP_PAGES * N_THP, 9)
         check_mms_locks()
+        check_mms_owners()
         check_mms_mmap_hold()
         check_vma_lock_oracle()
         check_lock_names()

@@ -37,7 +37,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 command -v qemu-system-x86_64 >/dev/null || "$top/kernel/build.sh" --deps-only || exit 77
 payload=("$mmscope" "$wl/mprotect_toggle" "$wl/pageout_loop" "$wl/mmap_churn" "$wl/fork_anon"
-	 "$wl/vma_split_file" "$wl/vma_fallback" "$kt/vma_grow" "$kt/thp_pageout")
+	 "$wl/vma_split_file" "$wl/vma_fallback" "$wl/lock_owner" "$kt/vma_grow" "$kt/thp_pageout")
 for p in "${payload[@]}"; do
 	[ -x "$p" ] || { say "FAIL: $p is not built"; exit 1; }
 done
