@@ -726,7 +726,8 @@ static size_t packed_iv_key(uint8_t *p, uint32_t key, uint32_t n_locks, const ui
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, o += 4)
 		for (int b = 0; b < 4; b++)
 			p[o + b] = (uint8_t)(fixed[i] >> (8 * b));
-	memcpy(p + o, cols, n);
+	if (n)
+		memcpy(p + o, cols, n);
 	return o + n;
 }
 
