@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,4 +255,46 @@ int mms_bpf_load_fentry_try(struct mms_source *src, struct bpf_object_skeleton *
 	snprintf(buf, sizeof(buf), "%s %s", loaded ? "attaching fentry/fexit to" :
 		 "loading fentry/fexit on", what);
 	return mms_bpf_load_fail(src, err, buf);
+}
+
+/* ---- Maps shared between objects ---------------------------------------- */
+
+static struct {
+	char name[BPF_OBJ_NAME_LEN];
+	int fd;
+	uint32_t key, value;
+} shared[4];
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int mms_bpf_share_map(struct bpf_map *map)
+{
+	const char *name = bpf_map__name(map);
+	uint32_t key = bpf_map__key_size(map), value = bpf_map__value_size(map);
+	int err = -ENOSPC;
+	size_t i;
+
+	pthread_mutex_lock(&shared_lock);
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		if (!shared[i].name[0]) {
+			LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(map));
+			int fd = bpf_map_create(bpf_map__type(map), name, key, value,
+						bpf_map__max_entries(map), &o);
+
+			if (fd < 0) {
+				err = -errno;
+				break;
+			}
+			snprintf(shared[i].name, sizeof(shared[i].name), "%s", name);
+			shared[i].fd = fd;
+			shared[i].key = key;
+			shared[i].value = value;
+		}
+		if (!strncmp(shared[i].name, name, sizeof(shared[i].name) - 1)) {
+			err = shared[i].key != key || shared[i].value != value ? -EINVAL :
+			      bpf_map__reuse_fd(map, shared[i].fd);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shared_lock);
+	return err;
 }

@@ -9,6 +9,7 @@
 #ifndef MMSCOPE_BPF_LOAD_H
 #define MMSCOPE_BPF_LOAD_H
 
+struct bpf_map;
 struct bpf_object_skeleton;
 struct mms_knobs;
 struct mms_source;
@@ -56,5 +57,14 @@ int mms_bpf_load_attach(struct mms_source *src, struct bpf_object_skeleton *skel
 int mms_bpf_fentry_probe(struct mms_source *src, const char *func, const char *what);
 int mms_bpf_load_fentry_try(struct mms_source *src, struct bpf_object_skeleton *skel,
 			    const char *what);
+
+/*
+ * A map more than one object has (mm_holders): the first object to ask
+ * creates it from its definition, the others reuse it, so that once loaded
+ * they all read and write one map.  Call between open and load; each
+ * object's definition must have the same type, key and value sizes.  The
+ * map lives as long as the process.  0 or -errno.
+ */
+int mms_bpf_share_map(struct bpf_map *map);
 
 #endif

@@ -30,6 +30,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lock_bpf.h"
+#include "mm_holders.bpf.h"
 #include "short_exit.bpf.h"
 
 #define ENOMEM 12
@@ -961,8 +962,98 @@ out:
 	return h;
 }
 
-/* The owner of the lock a wait begins on, into its key. */
-static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 flags)
+/*
+ * --lock-owner with --mmap-hold: the hold programs keep each mmap_lock's
+ * write holders in mm_holders (mm_holders.h).  A waiter that found the
+ * open hold's writer the owner, with a stack, leaves the stack there for
+ * the waits booked to that hold at their end (book_holder).
+ */
+const volatile bool know_holders;
+
+static __always_inline void holder_stack(struct lb_frame *f, __u64 lock)
+{
+	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
+	struct mm_hold *h = hs ? mm_holders_open(hs) : NULL;
+
+	if (!h || READ_ONCE(h->pid) != f->key.owner_pid || h->ostack || h->sid >= 0)
+		return;
+	h->ostack = f->key.owner_stack;
+	h->sid = f->key.owner_sid;
+}
+
+/* The part of [b, e) that h covers, or 0. */
+static __always_inline __u64 hold_overlap(const struct mm_hold *h, __u64 b, __u64 e)
+{
+	__u64 t0 = READ_ONCE(h->t0), t1 = READ_ONCE(h->t1);
+
+	if (!READ_ONCE(h->pid))
+		return 0;
+	if (t0 > b)
+		b = t0;
+	if (t1 && t1 < e)
+		e = t1;
+	return e > b ? e - b : 0;
+}
+
+/*
+ * An mmap_lock wait [b, e) goes to the writer that held the lock for most
+ * of it (its holds summed), when that is more than the time no writer held
+ * it (readers, or nobody); else it stays with the owner its begin found.
+ * Holds older than the MM_HOLDERS_SLOTS newest count as time without one.
+ */
+static __always_inline void book_holder(struct lb_frame *f, __u64 lock, __u64 b, __u64 e)
+{
+	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
+	__u64 all = 0, best = 0, mine = 0, o;
+	__u32 bi = 0, pid, i;
+	struct mm_hold *h;
+	struct lb_acq *a;
+
+	if (!hs || e <= b)
+		return;
+	for (i = 0; i < MM_HOLDERS_SLOTS; i++) {
+		o = hold_overlap(&hs->h[i], b, e);
+		all += o;
+		if (o > best) {
+			best = o;
+			bi = i;
+		}
+	}
+	if (!best)
+		return;
+	h = &hs->h[bi & (MM_HOLDERS_SLOTS - 1)];
+	pid = READ_ONCE(h->pid);
+	for (i = 0; i < MM_HOLDERS_SLOTS; i++)
+		if (READ_ONCE(hs->h[i].pid) == pid)
+			mine += hold_overlap(&hs->h[i], b, e);
+	if (all > e - b)
+		all = e - b;
+	if (!pid || mine <= e - b - all)
+		return;
+	count(LB_C_HOLDER);
+	if (pid == f->key.owner_pid && (f->key.owner_stack || f->key.owner_sid >= 0))
+		return;
+	f->key.owner_pid = pid;
+	f->key.owner_tgid = READ_ONCE(h->tgid);
+	__builtin_memcpy(f->key.owner_comm, h->comm, sizeof(f->key.owner_comm));
+	f->key.owner_stack = 0;
+	f->key.owner_sid = -1;
+	/* Where it held the lock: from a hold of it a waiter saw, else its last contended take. */
+	for (i = 0; i < MM_HOLDERS_SLOTS; i++) {
+		h = &hs->h[i];
+		if (READ_ONCE(h->pid) == pid && (h->ostack || h->sid >= 0)) {
+			f->key.owner_stack = h->ostack;
+			f->key.owner_sid = h->sid;
+			return;
+		}
+	}
+	a = bpf_map_lookup_elem(&acquirers, &lock);
+	if (a && a->pid == pid)
+		f->key.owner_sid = a->sid;
+}
+
+/* The owner of the lock a wait begins on, and its stack, into its key. */
+static __always_inline void owner_and_stack(struct lb_frame *f, __u64 lock, __u32 flags)
 {
 	__u64 o = owner_of(lock, flags);
 	struct task_struct *ot = (void *)o;
@@ -998,6 +1089,13 @@ static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 fla
 	a = bpf_map_lookup_elem(&acquirers, &lock);
 	if (a && a->pid == f->key.owner_pid)
 		f->key.owner_sid = a->sid;
+}
+
+static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 flags)
+{
+	owner_and_stack(f, lock, flags);
+	if (know_holders && f->key.owner_pid && (f->key.owner_stack || f->key.owner_sid >= 0))
+		holder_stack(f, lock);
 }
 
 SEC("tp_btf/contention_begin")
@@ -1186,6 +1284,8 @@ int BPF_PROG(contention_end, void *lock, int ret)
 		}
 	}
 	start = f->ts;
+	if (know_holders && !ret && (f->key.flags == LB_F_READ || f->key.flags == LB_F_WRITE))
+		book_holder(f, addr, start, now);
 	/* The lock is this task's now: the owner later waits will find, and where it waited. */
 	if (lock_owner && !ret && owner_of_kind(f->key.flags)) {
 		struct lb_acq a = { .pid = (__u32)bpf_get_current_pid_tgid(), .sid = f->key.stack_id };

@@ -352,6 +352,10 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 					      o->lock_owner ? o->map_entries : 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.ostacks,
 					      o->lock_owner ? LB_OSTACKS : 1);
+	/* With --mmap-hold the hold programs' write holders (mm_holders.h), one map. */
+	err = err ?: o->lock_owner && o->mmap_lock_hold ?
+		     mms_bpf_share_map(skel->maps.mm_holders) :
+		     bpf_map__set_max_entries(skel->maps.mm_holders, 1);
 	if (err)
 		return mms_source_fail(src, err, "lock-bpf: sizing maps failed: %s",
 				       strerror(-err));
@@ -367,6 +371,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	skel->rodata->empty_handlers = o->knobs.empty_handlers;
 	skel->rodata->no_stacks = o->no_stacks;
 	skel->rodata->lock_owner = o->lock_owner;
+	skel->rodata->know_holders = o->lock_owner && o->mmap_lock_hold;
 	skel->rodata->stack_bytes = lb->stack_depth * sizeof(uint64_t);
 	skel->rodata->thread_size = (uint64_t)sysconf(_SC_PAGESIZE) * 4;
 	skel->rodata->check_every = check_every(lb);
@@ -1150,7 +1155,7 @@ static void print_self_cost(struct lb_src *lb)
 	free(c);
 	read_counters(lb, NULL);
 	fprintf(stderr, "self-cost: stack-cache hits=%llu misses=%llu no_rule=%llu no_walk=%llu "
-		"checked=%llu bad=%llu samples=%llu rules=%u%s\n",
+		"checked=%llu bad=%llu samples=%llu rules=%u%s holders=%llu\n",
 		(unsigned long long)lb->counters_prev[LB_C_FAST_HIT],
 		(unsigned long long)lb->counters_prev[LB_C_FAST_MISS],
 		(unsigned long long)lb->counters_prev[LB_C_FAST_NORULE],
@@ -1158,7 +1163,8 @@ static void print_self_cost(struct lb_src *lb)
 		(unsigned long long)lb->counters_prev[LB_C_FAST_CHECKED],
 		(unsigned long long)lb->counters_prev[LB_C_FAST_BAD],
 		(unsigned long long)lb->counters_prev[LB_C_LEARN],
-		lb->rules ? mms_stack_rules_count(lb->rules) : 0, lb->rules ? "" : " (off)");
+		lb->rules ? mms_stack_rules_count(lb->rules) : 0, lb->rules ? "" : " (off)",
+		(unsigned long long)lb->counters_prev[LB_C_HOLDER]);
 }
 
 static void lb_destroy(struct mms_source *src)

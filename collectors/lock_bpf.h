@@ -229,6 +229,7 @@ enum lb_counter {
 	LB_C_FAST_MISS,		/* stacks the rules followed, not in the cache yet */
 	LB_C_FAST_NORULE,	/* stacks with a frame without a rule */
 	LB_C_FAST_NOWALK,	/* stacks not for the cache (interrupt stacks, too deep) */
+	LB_C_HOLDER,		/* mmap_lock waits booked to their write holder (book_holder) */
 	LB_C_NR
 };
 

@@ -12,16 +12,22 @@
  * user space from the hold statistics (one hold per acquisition, counted at
  * release).  mmap_lock_start_locking is not attached: waits come from the
  * lock contention source, and a third program per acquisition would only
- * cost.
+ * cost.  With --lock-owner, every write hold also goes to mm_holders (a
+ * map shared with the lock source, mm_holders.h): a hash lookup per write
+ * acquisition and release, and per read acquisition (a downgrade ends the
+ * write hold).
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "mm_agg.h"
 #include "mm_filter.h"
+#include "mm_holders.bpf.h"
 #include "mmap_hold.h"
 
+#define barrier() asm volatile("" ::: "memory")
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
@@ -64,6 +70,60 @@ struct {
 	__type(key, int);
 	__type(value, struct mh_task);
 } mh_tasks SEC(".maps");
+
+/*
+ * --lock-owner: every write hold (sampled or not) goes to mm_holders, where
+ * the lock source books the waits it caused (mm_holders.h).  A read
+ * acquisition by the open hold's writer is its downgrade: the write hold
+ * ends there.
+ */
+const volatile bool mh_holders;
+static const struct mm_holders no_holders;
+
+static __always_inline void holder_acquired(struct mm_struct *mm, bool write, __u64 id)
+{
+	__u64 lock = (__u64)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
+	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
+	struct mm_hold *h;
+	__u32 head;
+
+	if (!write) {
+		h = hs ? mm_holders_open(hs) : NULL;
+		if (h && h->pid == (__u32)id)
+			WRITE_ONCE(h->t1, bpf_ktime_get_ns());
+		return;
+	}
+	if (!hs) {
+		bpf_map_update_elem(&mm_holders, &lock, &no_holders, BPF_NOEXIST);
+		hs = bpf_map_lookup_elem(&mm_holders, &lock);
+		if (!hs)
+			return;
+	}
+	head = hs->head;
+	h = &hs->h[head & (MM_HOLDERS_SLOTS - 1)];
+	/* pid 0 while the slot is rewritten: a reader skips it. */
+	WRITE_ONCE(h->pid, 0);
+	barrier();
+	h->t0 = bpf_ktime_get_ns();
+	h->t1 = 0;
+	h->tgid = id >> 32;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	h->ostack = 0;
+	h->sid = -1;
+	barrier();
+	WRITE_ONCE(h->pid, (__u32)id);
+	WRITE_ONCE(hs->head, head + 1);
+}
+
+static __always_inline void holder_released(struct mm_struct *mm, __u64 id)
+{
+	__u64 lock = (__u64)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
+	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
+	struct mm_hold *h = hs ? mm_holders_open(hs) : NULL;
+
+	if (h && h->pid == (__u32)id)
+		WRITE_ONCE(h->t1, bpf_ktime_get_ns());
+}
 
 static __always_inline void hold_end(struct mh_task *t, __u32 tgid, struct mh_slot *s,
 				     __u64 now)
@@ -126,6 +186,8 @@ static __always_inline int acquired(struct mm_struct *mm, bool write, bool succe
 
 	if (!mm_wanted(id))
 		return 0;
+	if (mh_holders && success)
+		holder_acquired(mm, write, id);
 	if (mh_sample_shift && success) {
 		pick = !(bpf_get_prandom_u32() & ((1U << mh_sample_shift) - 1));
 		/* A read not picked may still be the downgrade of a sampled write hold. */
@@ -197,6 +259,8 @@ static __always_inline int released(struct mm_struct *mm, bool write)
 
 	if (!mm_wanted(id))
 		return 0;
+	if (mh_holders && write)
+		holder_released(mm, id);
 	if (mh_sample_shift && READ_ONCE(mh_open) <= 0)
 		return 0;
 	t = bpf_task_storage_get(&mh_tasks, bpf_get_current_task_btf(), 0, 0);

@@ -7,15 +7,18 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <bpf/btf.h>
 
+#include "bpf_load.h"
 #include "mm_bpfsrc.h"
 #include "mmap_hold.h"
 #include "mmap_hold.skel.h"
 #include "vma_lock.h"
 #include "mmscope/collectors.h"
 #include "mmscope/mm_metrics.h"
+#include "mmscope/source.h"
 #include "mmscope/store.h"
 
 /* The source's own state (b->priv). */
@@ -109,10 +112,18 @@ static int mh_setup(struct mms_source *src, struct mm_bpfsrc *b)
 	struct mh_priv *p = b->priv;
 	struct mmap_hold *skel = b->skel;
 	bool old = mmap_lock_memcg_arg();
+	int err;
 
 	p->sample = src->opts->mmap_hold_sample > 1 ? src->opts->mmap_hold_sample : 1;
 	while ((1U << skel->rodata->mh_sample_shift) < p->sample)
 		skel->rodata->mh_sample_shift++;
+	/* --lock-owner: the write holders the lock source books waits to. */
+	skel->rodata->mh_holders = src->opts->lock_owner;
+	err = src->opts->lock_owner ? mms_bpf_share_map(skel->maps.mm_holders) :
+				      bpf_map__set_max_entries(skel->maps.mm_holders, 1);
+	if (err)
+		return mms_source_fail(src, err, "mmap-hold: sharing the holders map failed: %s",
+				       strerror(-err));
 	bpf_program__set_autoload(skel->progs.mh_acquired, !old);
 	bpf_program__set_autoload(skel->progs.mh_released, !old);
 	bpf_program__set_autoload(skel->progs.mh_acquired_memcg, old);
