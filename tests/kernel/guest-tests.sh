@@ -194,9 +194,13 @@ mms_run mm-thp-fentry "$oracle_rmap" --vma-source off --rmap-source fentry \
 # Locks: two threads of one process fighting over mmap_lock for 3 s.
 mms_run mm-locks "lock:contention_begin" --vma-source off --rmap-source off --duration 3 \
 	-- "$WL/mmap_churn" -t 2 -s 2
-# Owners (--lock-owner): one thread mprotect()s 64 MiB while three mmap/munmap a page.
+# Owners (--lock-owner): one thread mprotect()s 64 MiB while three mmap/munmap a page
+# (pausing 200 us after each munmap), booked at the waits' begin and, with
+# --mmap-hold, to the write holders at their end.
 mms_run mm-owners "" --lock-owner -L mmap_lock --vma-source off --rmap-source off \
-	--duration 4 -- "$WL/lock_owner" -m mmap -s 2
+	--duration 4 -- "$WL/lock_owner" -m mmap -p 200 -s 2
+mms_run mm-owners-hold "" --lock-owner --mmap-hold -L mmap_lock --vma-source off \
+	--rmap-source off --duration 4 -- "$WL/lock_owner" -m mmap -p 200 -s 2
 # The mmap_lock source (--mmap-hold) against mmap_lock's own tracepoints.
 mms_run mm-mmap-hold "mmap_lock:mmap_lock_acquire_returned sched:sched_process_exec" \
 	--mmap-hold --vma-source off \

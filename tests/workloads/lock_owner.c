@@ -28,7 +28,9 @@
  *
  * holds: mprotect() calls or holder writes; waiters_ops: mapper mmap()s or
  * writer writes.  -t T waiters (default 3), -s SECS (default 2), -M MiB
- * (default 64), -d MS the holder sleeps per write (default 20), -w: wait for
+ * (default 64), -d MS the holder sleeps per write (default 20), -p USEC a
+ * mapper pauses after each munmap() (default 0: mappers then mostly wait for
+ * each other on a machine of few CPUs, not for the holder), -w: wait for
  * one byte on stdin after "ready", so a tracer attaches first.
  */
 #include <errno.h>
@@ -51,7 +53,7 @@
 static char *region;
 static size_t region_len, page;
 static int file_mode, fd = -1, uffd = -1;
-static long delay_ms = 20;
+static long delay_ms = 20, pause_us;
 static pid_t holder_tid;
 static pthread_barrier_t named, go;
 static atomic_int stop, uffd_stop;
@@ -111,6 +113,12 @@ static void *mapper(void *arg)
 		if (munmap(p, page))
 			die("munmap");
 		mine++;
+		if (pause_us) {
+			struct timespec ts = { pause_us / 1000000, pause_us % 1000000 * 1000L };
+
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
 	}
 	atomic_fetch_add(&waiter_ops, mine);
 	return NULL;
@@ -262,7 +270,7 @@ int main(int argc, char **argv)
 	pthread_t th[64], hold, uh;
 	struct timespec ts;
 
-	while ((opt = getopt(argc, argv, "m:f:t:s:M:d:w")) != -1) {
+	while ((opt = getopt(argc, argv, "m:f:t:s:M:d:p:w")) != -1) {
 		switch (opt) {
 		case 'm':
 			mode = optarg;
@@ -282,6 +290,9 @@ int main(int argc, char **argv)
 		case 'd':
 			delay_ms = atol(optarg);
 			break;
+		case 'p':
+			pause_us = atol(optarg);
+			break;
 		case 'w':
 			wait_in = 1;
 			break;
@@ -294,7 +305,7 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "mmap"))
 		goto usage;
 	if (threads < 1 || threads > 64 || secs <= 0 || mib < 1 || mib > 4096 || delay_ms < 1 ||
-	    delay_ms > 10000 || file_mode != !!path || optind != argc)
+	    delay_ms > 10000 || pause_us < 0 || pause_us > 1000000 || file_mode != !!path || optind != argc)
 		goto usage;
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (file_mode)
@@ -347,7 +358,8 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: lock_owner [-m mmap|file] [-f PATH] [-t T] [-s SECS] [-M MiB] "
-		"[-d MS] [-w]\n"
-		"  -m file needs -f PATH; -t 1..64, -s > 0, -M 1..4096, -d 1..10000\n");
+		"[-d MS] [-p USEC] [-w]\n"
+		"  -m file needs -f PATH; -t 1..64, -s > 0, -M 1..4096, -d 1..10000, "
+		"-p 0..1000000\n");
 	return 2;
 }
