@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,14 +17,36 @@
 #include "mmscope/recording.h"
 #include "mmscope/tui.h"
 
-/* What a recording's sources measured, from its header. */
-static unsigned int rec_have(const struct mms_rec_info *info)
+/* mmscope's recorded command line has --lock-owner (before any "--" CMD). */
+static bool argv_lock_owner(const char *cmdline)
+{
+	char buf[sizeof(((struct mms_rec_info *)0)->cmdline)], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", cmdline);
+	for (tok = strtok_r(buf, " ", &save); tok && strcmp(tok, "--");
+	     tok = strtok_r(NULL, " ", &save))
+		if (!strcmp(tok, "--lock-owner"))
+			return true;
+	return false;
+}
+
+/*
+ * What a recording's sources measured, from its header; lock owners from
+ * its waits (a 1.4 file's lock rows name them with --lock-owner), or its
+ * command line when no wait had an owner (only spinlocks contended).
+ */
+static unsigned int rec_have(const struct mms_rec_info *info, const struct mms_store *st)
 {
 	const struct mms_rec_family *f = info->fam;
 	unsigned int have = 0;
 
 	if (f[MMS_FAM_LOCK].source[0])
 		have |= MMS_CMP_HAVE_LOCK;
+	if ((have & MMS_CMP_HAVE_LOCK) &&
+	    (mms_compare_has_owners(st) || ((info->major > 1 || info->minor >= 4) &&
+					    !strcmp(f[MMS_FAM_LOCK].source, "lock-bpf") &&
+					    argv_lock_owner(info->cmdline))))
+		have |= MMS_CMP_HAVE_LOCK_OWNER;
 	/* --vma-lock alone (backend "faults") times no holds. */
 	if (f[MMS_FAM_MMAP_LOCK].source[0] && strcmp(f[MMS_FAM_MMAP_LOCK].backend, "faults"))
 		have |= MMS_CMP_HAVE_MMAP_HOLD;
@@ -88,7 +111,7 @@ static int add_side(struct mms_compare *c, int side, char **files, int n)
 			mms_store_destroy(st);
 			return -ENODATA;
 		}
-		e = mms_compare_add_run(c, side, st, rec_have(&info));
+		e = mms_compare_add_run(c, side, st, rec_have(&info, st));
 		mms_store_destroy(st);
 		if (e) {
 			mms_cli_error("%s: %s", files[i],
@@ -110,7 +133,7 @@ int mms_cmd_compare(struct mms_cli *cli)
 
 	if (cli->metrics && mms_compare_parse_keys(cli->metrics, &o.groups, &o.metrics)) {
 		mms_cli_error("-k '%s': takes a comma list of groups (score, totals, locks, "
-			"callers, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)",
+			"callers, owners, mmap_lock, vma, rmap, all) and kinds (avg, rate, sum)",
 			cli->metrics);
 		return MMS_EXIT_USAGE;
 	}

@@ -150,7 +150,7 @@ static void usage(FILE *f)
 "                           with --by lock the lock is the root frame\n"
 "Compare (A/B of recordings: docs/COMPARE.md):\n"
 "      --base NAME, --new NAME   labels of the two sides (default base, new)\n"
-"  -k, --key LIST           totals,locks,callers,mmap_lock,vma,rmap and/or avg,rate,sum\n"
+"  -k, --key LIST           score,totals,locks,callers,owners,mmap_lock,vma,rmap; avg,rate,sum\n"
 "  -E, --entries N          locks, callers and processes per group (default 5)\n"
 "      --tui                both sides next to each other on screen\n"
 "Export:\n"

@@ -328,7 +328,7 @@ static const struct tui_action actions[] = {
 	{ { '?', KEY_F(1), 'h' }, "? F1 h", "this help (any key closes it)", M_ALL, act_help },
 	{ { '\t', KEY_BTAB }, "Tab S-Tab", "next / previous view", M_SESSION, act_view },
 	{ { '\t', KEY_BTAB }, "Tab S-Tab",
-	  "one group only (totals, locks, callers, mmap_lock, vma, rmap), then all", M_COMPARE,
+	  "one group only (totals, locks, callers, owners, mmap_lock, vma, rmap), then all", M_COMPARE,
 	  act_cycle },
 	{ { '1', '2', '3', '4' }, "1..9", "go to view 1..9 (see the tabs)", M_SESSION, act_view },
 	{ { '5', '6', '7', '8' }, NULL, NULL, M_SESSION, act_view },

@@ -271,17 +271,58 @@ static void lock_cmp_name(const struct mms_store *st, uint32_t lock_id, char *bu
 		mms_store_lock_label(st, lock_id, buf, len);
 }
 
-/* "vma_prepare+0x1d5" -> "vma_prepare": offsets move between kernel builds. */
-static void caller_cmp_name(const char *label, char *buf, size_t len)
+/*
+ * "vma_prepare+0x1d5" -> "vma_prepare": offsets move between kernel builds.
+ * A frame without a symbol is unsym's row.
+ */
+static void caller_cmp_name(const char *label, const char *unsym, char *buf, size_t len)
 {
 	const char *plus = strrchr(label, '+');
 
 	if (!strncmp(label, "0x", 2) || !strcmp(label, "unknown") || !*label)
-		snprintf(buf, len, "unsymbolised callers");
+		snprintf(buf, len, "%s", unsym);
 	else if (plus && !strncmp(plus, "+0x", 3) && plus > label)
 		snprintf(buf, len, "%.*s", (int)(plus - label), label);
 	else
 		snprintf(buf, len, "%s", label);
+}
+
+/*
+ * An owners row (MMS_BY_OWNER: one owner task and stack) by what stays from
+ * run to run: the function of the owner's stack where it held the lock,
+ * picked as a caller's is from a waiter's stack (the query's name_id, the
+ * frame mms_stack_caller gives); or the bucket of an owner without one.
+ */
+static void owner_cmp_name(const struct mms_store *st, const struct mms_row *r, char *buf,
+			   size_t len)
+{
+	const struct mms_task *t = mms_store_get_task(st, mms_owner_task(r->key));
+	const char *comm = t ? mms_store_get_str(st, t->comm_id) : "";
+
+	if (!t)
+		snprintf(buf, len, "%s", MMS_CMP_OWNER_UNKNOWN);
+	else if (!t->tid)	/* the collector's pseudo-tasks; any other is not an owner */
+		snprintf(buf, len, "%s", !strcmp(comm, MMS_OWNER_READERS) ||
+			 !strcmp(comm, MMS_OWNER_NONE) ? comm : MMS_CMP_OWNER_UNKNOWN);
+	else if (!r->name_id)
+		snprintf(buf, len, "%s", MMS_CMP_OWNER_RUNNING);
+	else
+		caller_cmp_name(mms_store_get_str(st, r->name_id), MMS_CMP_OWNER_UNSYMBOLISED,
+				buf, len);
+}
+
+bool mms_compare_has_owners(const struct mms_store *st)
+{
+	uint32_t n = mms_store_count(st);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mms_interval *iv = mms_store_at(st, i);
+
+		for (uint32_t j = 0; j < iv->n_locks; j++)
+			if (iv->locks[j].owner_id)
+				return true;
+	}
+	return false;
 }
 
 static int add_lock_rows(struct mms_compare *c, int side, const struct mms_store *st,
@@ -299,9 +340,15 @@ static int add_lock_rows(struct mms_compare *c, int side, const struct mms_store
 		char name[128];
 
 		if (by == MMS_BY_CALLER) {
-			caller_cmp_name(r->label, name, sizeof(name));
+			caller_cmp_name(r->label, "unsymbolised callers", name, sizeof(name));
 			err = ent_add(c, side, ent_get(c, MMS_CMP_CALLERS, name, K_WAIT,
 							     MMS_CMP_HAVE_LOCK), n, t);
+			continue;
+		}
+		if (by == MMS_BY_OWNER) {
+			owner_cmp_name(st, r, name, sizeof(name));
+			err = ent_add(c, side, ent_get(c, MMS_CMP_OWNERS, name, K_WAIT,
+							     MMS_CMP_HAVE_LOCK_OWNER), n, t);
 			continue;
 		}
 		all_n += n;
@@ -395,6 +442,9 @@ int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store 
 			err = add_lock_rows(c, side, st, MMS_BY_LOCK);
 		if (!err && n)
 			err = add_lock_rows(c, side, st, MMS_BY_CALLER);
+		/* A run without owners is no data for them (n/a), not a wait of 0. */
+		if (!err && n && (have & MMS_CMP_HAVE_LOCK_OWNER))
+			err = add_lock_rows(c, side, st, MMS_BY_OWNER);
 	}
 	for (uint32_t i = 0; !err && i < n; i++) {
 		const struct mms_interval *iv = mms_store_at(st, i);
@@ -505,17 +555,31 @@ static void fill_row(const struct mms_compare *c, const struct mms_cmp_ent *e,
 	mms_welch(&r->side[0].st, &r->side[1].st, &r->welch);
 }
 
+/*
+ * Output order: the benchmark's own figure heads the table, as in the
+ * mails; owners (where the waits' locks were held) follow the callers.
+ */
+static const enum mms_cmp_group group_order[] = {
+	MMS_CMP_SCORE, MMS_CMP_TOTALS, MMS_CMP_LOCKS, MMS_CMP_CALLERS, MMS_CMP_OWNERS,
+	MMS_CMP_MMAP, MMS_CMP_VMA, MMS_CMP_RMAP,
+};
+
+#define NR_GROUPS ((int)(sizeof(group_order) / sizeof(group_order[0])))
+
 static int group_pos(enum mms_cmp_group g)
 {
-	int i = 0;
+	for (int i = 0; i < NR_GROUPS; i++)
+		if (group_order[i] == g)
+			return i;
+	return NR_GROUPS;
+}
 
-	if (g == MMS_CMP_SCORE)
-		return -1;	/* the benchmark's own figure heads the table, as in the mails */
-	while (g > 1) {
-		g >>= 1;
-		i++;
-	}
-	return i;
+unsigned int mms_compare_group_step(unsigned int cur, int dir)
+{
+	int i = cur ? group_pos((enum mms_cmp_group)cur) : dir > 0 ? -1 : NR_GROUPS;
+
+	i += dir > 0 ? 1 : -1;
+	return i < 0 || i >= NR_GROUPS ? 0 : group_order[i];
 }
 
 static int cmp_ents(const void *a, const void *b)
@@ -534,7 +598,8 @@ static int cmp_ents(const void *a, const void *b)
 
 static bool ranked_group(enum mms_cmp_group g)
 {
-	return g == MMS_CMP_LOCKS || g == MMS_CMP_CALLERS || g == MMS_CMP_MMAP;
+	return g == MMS_CMP_LOCKS || g == MMS_CMP_CALLERS || g == MMS_CMP_OWNERS ||
+	       g == MMS_CMP_MMAP;
 }
 
 int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o)
@@ -594,6 +659,12 @@ int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o)
 	return 0;
 }
 
+const char *mms_compare_na_why(const struct mms_cmp_row *r)
+{
+	return r->group == MMS_CMP_OWNERS ? "no lock owners in its runs (--lock-owner)" :
+	       "its runs' sources do not measure this";
+}
+
 const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r,
 				char *buf, size_t len)
 {
@@ -623,7 +694,8 @@ static const struct {
 } keys[] = {
 	{ "score", MMS_CMP_SCORE, false },
 	{ "totals", MMS_CMP_TOTALS, false }, { "locks", MMS_CMP_LOCKS, false },
-	{ "callers", MMS_CMP_CALLERS, false }, { "mmap_lock", MMS_CMP_MMAP, false },
+	{ "callers", MMS_CMP_CALLERS, false }, { "owners", MMS_CMP_OWNERS, false },
+	{ "mmap_lock", MMS_CMP_MMAP, false },
 	{ "vma", MMS_CMP_VMA, false }, { "rmap", MMS_CMP_RMAP, false },
 	{ "all", MMS_CMP_ALL, false }, { "avg", MMS_CMP_M_AVG, true },
 	{ "rate", MMS_CMP_M_RATE, true }, { "sum", MMS_CMP_M_SUM, true },

@@ -103,8 +103,7 @@ static void text_side(FILE *f, const struct mms_compare *c, const struct mms_cmp
 		snprintf(runs, sizeof(runs), "%d/%d", sd->st.n, sd->runs);
 	mms_esc_text(label, sizeof(label), c->label[s]);
 	if (sd->na) {
-		fprintf(f, "  %-*.*s %5s  n/a: its runs' sources do not measure this\n", lw, lw,
-			label, "-");
+		fprintf(f, "  %-*.*s %5s  n/a: %s\n", lw, lw, label, "-", mms_compare_na_why(r));
 		return;
 	}
 	if (!sd->st.n) {

@@ -203,13 +203,8 @@ unsigned int compare_view_next_group(const struct compare_view *v, unsigned int 
 	if (!present)
 		return 0;
 	do {
-		/* all (0) -> SCORE -> TOTALS -> ... -> RMAP -> all */
-		if (dir > 0)
-			g = !g ? MMS_CMP_SCORE : g == MMS_CMP_SCORE ? MMS_CMP_TOTALS :
-			    g >= MMS_CMP_RMAP ? 0 : g << 1;
-		else
-			g = !g ? MMS_CMP_RMAP : g == MMS_CMP_TOTALS ? MMS_CMP_SCORE :
-			    g == MMS_CMP_SCORE ? 0 : g >> 1;
+		/* all (0) -> SCORE -> TOTALS -> ... -> RMAP -> all, in compare's order */
+		g = mms_compare_group_step(g, dir);
 	} while (g && !(g & present));
 	return g;
 }
@@ -334,7 +329,7 @@ static void detail_side(struct compare_view *v, struct mms_canvas *c, int y,
 		return;
 	}
 	if (sd->na) {
-		snprintf(line + o, sizeof(line) - o, "n/a: its runs' sources do not measure this");
+		snprintf(line + o, sizeof(line) - o, "n/a: %s", mms_compare_na_why(r));
 	} else if (!sd->st.n) {
 		snprintf(line + o, sizeof(line) - o, "no data: no event in any of %d runs",
 			 sd->runs);

@@ -7,8 +7,10 @@
  * Things are matched by name, never by address (addresses differ across
  * boots and kernels): a lock by its name ("i_mmap_rwsem (/srv/f)",
  * "&task_struct", "mmap_lock (make)": an mm lock by process name, not pid),
- * a caller by function (offsets differ between kernel builds).  Locks known
- * only by address are one row, "unnamed locks".
+ * a caller by function (offsets differ between kernel builds), a lock's
+ * owner (--lock-owner) by the function of its stack where it held the lock
+ * (tids differ between runs).  Locks known only by address are one row,
+ * "unnamed locks".
  *
  * A side without the source of a metric says "n/a on SIDE"; a side whose
  * source ran but saw nothing has a real 0 for rates, and no value (not 0)
@@ -41,7 +43,8 @@ enum mms_cmp_group {
 	MMS_CMP_VMA = 1U << 4,		/* VMA split/merge rates (or inferred count changes) */
 	MMS_CMP_RMAP = 1U << 5,		/* try_to_unmap mean batch, pages/s */
 	MMS_CMP_SCORE = 1U << 6,	/* the benchmark's own score (record --score): first */
-	MMS_CMP_ALL = 0x7f,
+	MMS_CMP_OWNERS = 1U << 7,	/* per owner's function (--lock-owner), after callers */
+	MMS_CMP_ALL = 0xff,
 };
 
 /* What kind of number a row is, also selectable with -k. */
@@ -65,7 +68,19 @@ enum mms_cmp_have {
 	MMS_CMP_HAVE_SCORE = 1U << 5,		/* the run has a score (mms_compare_add_score) */
 	MMS_CMP_HAVE_VMA_LOCK = 1U << 6,	/* page faults and fallbacks (--vma-lock) */
 	MMS_CMP_HAVE_VMA_LOCK_KERNEL = 1U << 7,	/* the kernel's vma_lock_* counters too */
+	MMS_CMP_HAVE_LOCK_OWNER = 1U << 8,	/* lock owners (--lock-owner; with HAVE_LOCK) */
 };
+
+/*
+ * The owners group's buckets, beside owner stack functions: waits on a lock
+ * without an owner field (spinlocks...), an rwsem readers held or nobody
+ * held, an owner thread whose stack was not taken (it was running: the
+ * wording of report --lock-owner), a stack without symbols.
+ */
+#define MMS_CMP_OWNER_UNKNOWN "owner unknown"
+#define MMS_CMP_OWNER_RUNNING "(no stack: it was running)"
+#define MMS_CMP_OWNER_UNSYMBOLISED "unsymbolised owner stacks"
+/* MMS_OWNER_READERS ("<readers>") and MMS_OWNER_NONE ("<none>") are rows of their own. */
 
 #define MMS_CMP_MAX_RUNS 64
 
@@ -133,9 +148,16 @@ int mms_compare_add_run(struct mms_compare *c, int side, const struct mms_store 
  */
 int mms_compare_add_score(struct mms_compare *c, int side, const char *name, const char *unit,
 			  bool lower_better, double v);
+/*
+ * Whether a run's waits name any owner (a task in a lock row's owner field):
+ * --lock-owner was on.  Its owner rows are then MMS_CMP_HAVE_LOCK_OWNER.
+ */
+bool mms_compare_has_owners(const struct mms_store *st);
 /* Computes statistics, keeps the selected and top rows, orders them. */
 int mms_compare_finish(struct mms_compare *c, const struct mms_compare_opts *o);
 
+/* Why a side of r is n/a, for text: "its runs' sources do not measure this" ... */
+const char *mms_compare_na_why(const struct mms_cmp_row *r);
 /* "significant", "within noise", "n/a on base", "no data on new" ... */
 const char *mms_compare_verdict(const struct mms_compare *c, const struct mms_cmp_row *r,
 				char *buf, size_t len);
@@ -145,9 +167,11 @@ static inline bool mms_compare_significant(const struct mms_compare *c,
 	return r->welch.valid && r->welch.p < c->alpha && !r->side[0].na && !r->side[1].na;
 }
 const char *mms_compare_group_name(enum mms_cmp_group g);
+/* The group after (dir 1) or before (-1) cur in output order; 0 (all) past either end. */
+unsigned int mms_compare_group_step(unsigned int cur, int dir);
 /*
- * -k: a comma list of groups (score, totals, locks, callers, mmap_lock, vma,
- * rmap, all) and metric kinds (avg, rate, sum); either part empty means all.
+ * -k: a comma list of groups (score, totals, locks, callers, owners, mmap_lock,
+ * vma, rmap, all) and metric kinds (avg, rate, sum); either part empty means all.
  */
 int mms_compare_parse_keys(const char *list, unsigned int *groups, unsigned int *metrics);
 /* What no run on either side measured, one line each ("" when nothing): for the header. */

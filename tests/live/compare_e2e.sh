@@ -14,6 +14,15 @@
 # sides, "within noise", not missing and not n/a; the text output keeps to 80
 # columns; CSV and JSON agree on the verdicts.
 #
+# Owners (-k owners): 2 runs a side of `record --lock-owner -Y rwsem:W --
+# lock_owner -m file` (a "holder" thread sleeps in handle_userfault holding a
+# file's inode lock while 3 writers wait for it), the holder sleeping 20 ms a
+# write on one side and 5 ms on the other: the heaviest owners row on both is
+# the holder's function (handle_userfault, or the write path it sleeps under),
+# waited on in every run; against the mmap_churn runs (no --lock-owner) the
+# owners rows are n/a on that side, never 0.  Skipped (with a note) where the
+# BPF lock source or userfaultfd is not available.
+#
 #   compare_e2e.sh MMSCOPE MMAP_CHURN
 set -u
 
@@ -119,4 +128,75 @@ check(not wide, "text is at most 80 columns (%d lines)" % len(lines))
 check(any(l.startswith("all locks: wait/s") for l in lines), "text has the all locks block")
 sys.exit(0 if ok else 1)
 EOF
+
+# Owners: lock_owner beside mmap_churn in the build's workloads.
+owner_wl=$(dirname "$churn")/lock_owner
+probe=1
+if [ ! -x "$owner_wl" ]; then
+	echo "note: no $owner_wl: owners compare not checked"
+elif ! "$mmscope" check 2>/dev/null | grep -Eq '^lock contention +bpf +available'; then
+	echo "note: no BPF lock source: owners compare not checked"
+else
+	"$owner_wl" -m file -f "$dir/probe" -s 0.1 >/dev/null 2>&1
+	probe=$?
+	[ $probe = 2 ] && echo "note: no userfaultfd here: owners compare not checked"
+	[ $probe = 0 ] || [ $probe = 2 ] || fail "lock_owner -m file exited $probe"
+fi
+if [ $probe = 0 ]; then
+	for side in slow fast; do
+		delay=20
+		[ $side = fast ] && delay=5
+		for i in 1 2; do
+			f=$dir/own-$side$i.mmscope
+			"$mmscope" record --lock-owner -Y rwsem:W -o "$f" --duration 5 -- \
+				"$owner_wl" -m file -f "$dir/own-$side$i.dat" -d $delay -s 1.5 \
+				>"$f.out" 2>"$f.err" || fail "record --lock-owner: $(cat "$f.err")"
+		done
+	done
+	"$mmscope" compare --json -k owners --base slow --new fast "$dir"/own-slow?.mmscope -- \
+		"$dir"/own-fast?.mmscope >"$dir/own.json" 2>"$dir/cmp.err" ||
+		fail "compare -k owners: $(cat "$dir/cmp.err")"
+	# shellcheck disable=SC2086
+	"$mmscope" compare --json -k owners --base owners --new plain "$dir"/own-slow?.mmscope -- \
+		$light >"$dir/own-na.json" 2>"$dir/cmp.err" ||
+		fail "compare -k owners against plain runs: $(cat "$dir/cmp.err")"
+	"$mmscope" compare -k owners --base slow --new fast "$dir"/own-slow?.mmscope -- \
+		"$dir"/own-fast?.mmscope >"$dir/own.txt" 2>"$dir/cmp.err" ||
+		fail "compare -k owners (text): $(cat "$dir/cmp.err")"
+	python3 - "$dir/own.json" "$dir/own-na.json" "$dir/own.txt" <<'EOF' || fail "compare -k owners says the wrong thing (KEEP=1 keeps $dir)"
+import json, sys
+cmp = json.load(open(sys.argv[1]))
+na = json.load(open(sys.argv[2]))
+ok = True
+def check(cond, what):
+    global ok
+    print(("ok:   " if cond else "FAIL: ") + what)
+    ok = ok and bool(cond)
+def holder_fn(name):
+    return name == "handle_userfault" or "write" in name
+rows = [r for r in cmp["rows"] if r["metric"] == "wait/s"]
+check(rows and all(r["group"] == "owners" for r in cmp["rows"]), "-k owners: owners rows only")
+for r in rows[:4]:
+    print("      %s: slow %s, fast %s, %s" % (r["name"], r["base"]["values"], r["new"]["values"],
+                                            r["verdict"]))
+for side in ("base", "new"):
+    top = max(rows, key=lambda r: r[side]["avg"] if r[side]["n"] else -1, default=None)
+    check(top is not None and holder_fn(top["name"]),
+          "%s: the heaviest owner function is the holder's: %s" %
+          (cmp[side], top["name"] if top else None))
+    if top:
+        check(not top[side]["na"] and all(v and v > 0 for v in top[side]["values"]),
+              "%s: and it waited in every run" % cmp[side])
+nr = [r for r in na["rows"] if r["group"] == "owners"]
+check(nr and all(r["new"]["na"] and all(v is None for v in r["new"]["values"]) for r in nr),
+      "against runs without --lock-owner: every owners row n/a on their side (%d rows)" % len(nr))
+check(any(holder_fn(r["name"]) and r["base"]["n"] == 2 for r in nr),
+      "and the holder's function still has its 2 runs on the owners side")
+txt = open(sys.argv[3]).read().splitlines()
+check(any(l.endswith(": wait/s") and holder_fn(l.rsplit(":", 1)[0]) for l in txt),
+      "text names the holder's function")
+check(all(len(l) <= 80 for l in txt), "owners text within 80 columns")
+sys.exit(0 if ok else 1)
+EOF
+fi
 echo "PASS"

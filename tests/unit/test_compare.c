@@ -556,6 +556,222 @@ static void test_selection(void **state)
 	mms_compare_free(&c);
 }
 
+/* A wait booked to owner (a task id, 0: unknown) holding at owner_stack (0: none). */
+static void owned_wait(struct mms_store *st, uint32_t lock_id, uint32_t owner,
+		       uint32_t owner_stack, uint64_t ns, uint64_t n)
+{
+	struct mms_lock_sample s = { .lock_id = lock_id, .stack_id = stack(st, "down_write+0x1"),
+				     .task_id = mms_store_task(st, 7, 7, "writer"),
+				     .flags = MMS_LCB_WRITE, .owner_id = owner,
+				     .owner_stack_id = owner_stack };
+
+	mms_stat_add_n(&s.wait, ns, n);
+	assert_int_equal(mms_store_add_lock(st, &s), 0);
+}
+
+/*
+ * Owners runs, 1 s each.  Base run k: handle_userfault holds the inode lock
+ * for (9 + k) waits of 1 ms, booked to two holder threads (tids and offsets
+ * differ from run to run, as they do between boots): 9, 10, 11 ms/s.  New
+ * run k: 4 + k waits: 4, 5, 6 ms/s.  Both sides: 4 waits of 500 us on
+ * readers (2 ms/s); base only: 2 of 100 us on a free rwsem, 3 of 1 ms on a
+ * spinlock (owner unknown), 1 of 3 ms on an owner that was running (no
+ * stack), 1 of 1 ms on an unsymbolised owner stack, and an owner stack whose
+ * symbol carries an escape sequence.  Every run names a caller of its own.
+ */
+static void owner_runs(struct mms_compare *c, int side, unsigned int have)
+{
+	for (int k = 0; k < 3; k++) {
+		struct mms_store *st = new_store();
+		uint32_t l = lock(st, MMS_LOCK_STATIC, 0xffff888100000000ULL + (uint64_t)k,
+				  "&sb->s_type->i_mutex_key", NULL, 0, NULL);
+		uint32_t sp = lock(st, MMS_LOCK_STATIC, 0xffffffff83000000ULL, "rcu_state", NULL,
+				   0, NULL);
+		uint32_t h1 = mms_store_task(st, 100 + (uint32_t)k, 99, "holder");
+		uint32_t h2 = mms_store_task(st, 200 + (uint32_t)k, 99, "holder2");
+		char f1[64], f2[64];
+
+		snprintf(f1, sizeof(f1), "handle_userfault+0x%x", 0x1a5 + k);
+		snprintf(f2, sizeof(f2), "handle_userfault+0x%x", 0x2b0 + k);
+		begin(st, 0);
+		if (side == 0) {
+			owned_wait(st, l, h1, stack(st, f1), 1 * MS, 5);
+			owned_wait(st, l, h2, stack(st, f2), 1 * MS, 4 + (uint64_t)k);
+			owned_wait(st, l, mms_store_task(st, 0, 0, MMS_OWNER_NONE), 0, 100000, 2);
+			owned_wait(st, sp, 0, 0, 1 * MS, 3);
+			owned_wait(st, l, h1, 0, 3 * MS, 1);
+			owned_wait(st, l, h2, stack(st, "0xffffffff81234567"), 1 * MS, 1);
+			owned_wait(st, l, h2, stack(st, "evil\x1b]0;x\x07+0x10"), 1000, 1);
+			/* A pseudo-task of another name is no owner the collector makes. */
+			owned_wait(st, l, mms_store_task(st, 0, 0, "\x1b[2J"), 0, 1000, 1);
+		} else {
+			owned_wait(st, l, h1, stack(st, f1), 1 * MS, 4 + (uint64_t)k);
+		}
+		owned_wait(st, l, mms_store_task(st, 0, 0, MMS_OWNER_READERS), 0, 500000, 4);
+		commit(st);
+		assert_true(mms_compare_has_owners(st));
+		add(c, side, st, have);
+	}
+}
+
+static void test_owners(void **state)
+{
+	struct mms_compare_opts o = { .entries = 20 };
+	struct mms_compare c;
+	const struct mms_cmp_row *r;
+	size_t first_owner = SIZE_MAX, last_caller = 0, first_mmap = SIZE_MAX;
+	char v[64], *txt, *json;
+	unsigned int g, m;
+
+	(void)state;
+	mms_compare_init(&c, "base", "new");
+	owner_runs(&c, 0, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_LOCK_OWNER | MMS_CMP_HAVE_VMA);
+	owner_runs(&c, 1, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_LOCK_OWNER | MMS_CMP_HAVE_VMA);
+	assert_int_equal(mms_compare_finish(&c, &o), 0);
+	/* By function: two threads, two call sites, three runs of other tids: one row. */
+	r = row(&c, MMS_CMP_OWNERS, "handle_userfault", "wait/s");
+	assert_non_null(r);
+	assert_int_equal(count_rows(&c, MMS_CMP_OWNERS, "wait/s"), 7);
+	for (int k = 0; k < 3; k++) {
+		assert_close(r->side[0].v[k], (9 + k) * (double)MS, 1e-6);
+		assert_close(r->side[1].v[k], (4 + k) * (double)MS, 1e-6);
+	}
+	assert_close(r->side[0].st.mean, 10 * (double)MS, 1e-6);
+	assert_close(r->side[1].st.mean, 5 * (double)MS, 1e-6);
+	assert_close(r->side[0].st.stdev, 1 * (double)MS, 1e-6);
+	assert_close(r->change_pct, -50, 1e-9);
+	/* t = -5 / sqrt(1/3 + 1/3), df 4 */
+	assert_true(r->welch.valid);
+	assert_close(r->welch.t, -5 / sqrt(2.0 / 3), 1e-9);
+	assert_close(r->welch.df, 4, 1e-9);
+	assert_true(r->lower_better);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "significant");
+	r = row(&c, MMS_CMP_OWNERS, "handle_userfault", "contended/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 10, 1e-9);
+	assert_close(r->side[1].st.mean, 5, 1e-9);
+	r = row(&c, MMS_CMP_OWNERS, "handle_userfault", "avg wait");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 1 * (double)MS, 1e-6);
+	assert_close(r->change_pct, 0, 1e-9);
+	/* The buckets, by report --lock-owner's names. */
+	r = row(&c, MMS_CMP_OWNERS, MMS_OWNER_READERS, "wait/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 2 * (double)MS, 1e-6);
+	assert_close(r->side[1].st.mean, 2 * (double)MS, 1e-6);
+	r = row(&c, MMS_CMP_OWNERS, MMS_OWNER_NONE, "wait/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 200000, 1e-6);
+	/* Measured on new (its runs have owners), none seen: a real 0, not n/a. */
+	assert_false(r->side[1].na);
+	assert_int_equal(r->side[1].st.n, 3);
+	assert_close(r->side[1].st.max, 0, 0);
+	r = row(&c, MMS_CMP_OWNERS, MMS_CMP_OWNER_UNKNOWN, "wait/s");
+	assert_non_null(r);
+	/* With the pseudo-task of another name. */
+	assert_close(r->side[0].st.mean, 3 * (double)MS + 1000, 1e-6);
+	r = row(&c, MMS_CMP_OWNERS, MMS_CMP_OWNER_RUNNING, "wait/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 3 * (double)MS, 1e-6);
+	r = row(&c, MMS_CMP_OWNERS, MMS_CMP_OWNER_UNSYMBOLISED, "contended/s");
+	assert_non_null(r);
+	assert_close(r->side[0].st.mean, 1, 1e-9);
+	r = row(&c, MMS_CMP_OWNERS, MMS_CMP_OWNER_UNKNOWN, "avg wait");
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "no data on new");
+	/* Callers stay the waiters' own; the owners group follows them. */
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "down_write", "wait/s"));
+	assert_null(row(&c, MMS_CMP_CALLERS, "handle_userfault", "wait/s"));
+	for (size_t i = 0; i < c.nr; i++) {
+		if (c.rows[i].group == MMS_CMP_CALLERS)
+			last_caller = i;
+		if (c.rows[i].group == MMS_CMP_OWNERS && first_owner == SIZE_MAX)
+			first_owner = i;
+		if (c.rows[i].group == MMS_CMP_VMA && first_mmap == SIZE_MAX)
+			first_mmap = i;
+	}
+	assert_true(last_caller < first_owner && first_owner < first_mmap);
+	/* The heaviest first. */
+	assert_string_equal(c.rows[first_owner].name, "handle_userfault");
+	txt = text_of(&c, 0);
+	assert_non_null(strstr(txt, "\nhandle_userfault: wait/s\n"));
+	assert_non_null(strstr(txt, "  base       3   10.00 ms/s   10.00%    9.00 ms/s   "
+			       "11.00 ms/s\n"));
+	assert_non_null(strstr(txt, "  change -50.00%    significant (t=-6.12, df=4.0, "
+			       "p=0.004)\n"));
+	assert_non_null(strstr(txt, "\n<readers>: wait/s\n"));
+	assert_non_null(strstr(txt, "\n(no stack: it was running): wait/s\n"));
+	/* A recording's symbol reaches the terminal escaped. */
+	assert_null(strchr(txt, '\x1b'));
+	assert_non_null(strstr(txt, "\\x1b]0;x\\x07: wait/s"));
+	json = text_of(&c, 1);
+	assert_non_null(strstr(json, "{\"group\": \"owners\", \"name\": \"handle_userfault\", "
+			       "\"metric\": \"wait/s\", \"kind\": \"sum\", "
+			       "\"unit\": \"ns_per_sec\""));
+	assert_non_null(strstr(json, "\"values\": [9e+06, 1e+07, 1.1e+07]"));
+	assert_null(strchr(json, '\x1b'));
+	free(txt);
+	free(json);
+	/* -k owners: only owners rows; -E 1: the heaviest function alone. */
+	assert_int_equal(mms_compare_parse_keys("owners", &g, &m), 0);
+	assert_int_equal(g, MMS_CMP_OWNERS);
+	assert_string_equal(mms_compare_group_name(MMS_CMP_OWNERS), "owners");
+	o = (struct mms_compare_opts){ .groups = g, .entries = 1 };
+	assert_int_equal(mms_compare_finish(&c, &o), 0);
+	assert_int_equal(c.nr, 3);
+	for (size_t i = 0; i < c.nr; i++)
+		assert_string_equal(c.rows[i].name, "handle_userfault");
+	assert_int_equal(mms_compare_parse_keys("owners,callers,sum", &g, &m), 0);
+	assert_int_equal(g, MMS_CMP_OWNERS | MMS_CMP_CALLERS);
+	assert_int_equal(MMS_CMP_ALL & MMS_CMP_OWNERS, MMS_CMP_OWNERS);
+	mms_compare_free(&c);
+
+	/*
+	 * New without owners (an older recording, or no --lock-owner): its
+	 * owners rows are n/a, never a 0, though the waits are there; the
+	 * store's owner fields are not read for a run that has none.
+	 */
+	mms_compare_init(&c, "owners", "plain");
+	owner_runs(&c, 0, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_LOCK_OWNER);
+	owner_runs(&c, 1, MMS_CMP_HAVE_LOCK);
+	assert_int_equal(mms_compare_finish(&c, &o), 0);
+	r = row(&c, MMS_CMP_OWNERS, "handle_userfault", "wait/s");
+	assert_non_null(r);
+	assert_true(r->side[1].na);
+	assert_int_equal(r->side[1].runs, 0);
+	assert_true(isnan(r->side[1].v[0]) && isnan(r->change_pct));
+	assert_close(r->side[0].st.mean, 10 * (double)MS, 1e-6);
+	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "n/a on plain");
+	assert_false(mms_compare_significant(&c, r));
+	txt = text_of(&c, 0);
+	assert_non_null(strstr(txt, "  plain      -  n/a: no lock owners in its runs "
+			       "(--lock-owner)\n"));
+	for (char *line = txt, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		assert_true(nl - line <= 80);
+	free(txt);
+	json = text_of(&c, 1);
+	assert_non_null(strstr(json, "\"new\": {\"runs\": 0, \"present\": 0, \"na\": true, "
+			       "\"values\": [null, null, null], \"n\": 0}"));
+	free(json);
+	mms_compare_free(&c);
+
+	/* No owners anywhere: no owners row, and a store without owners says so. */
+	mms_compare_init(&c, NULL, NULL);
+	for (int s = 0; s < 2; s++)
+		owner_runs(&c, s, MMS_CMP_HAVE_LOCK);
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	assert_int_equal(count_rows(&c, MMS_CMP_OWNERS, NULL), 0);
+	mms_compare_free(&c);
+	{
+		struct mms_store *st = new_store();
+
+		begin(st, 0);
+		wait(st, lock(st, MMS_LOCK_STATIC, 0x1000, "x", NULL, 0, NULL), 0, MS, 1);
+		commit(st);
+		assert_false(mms_compare_has_owners(st));
+		mms_store_destroy(st);
+	}
+}
+
 static void test_view(void **state)
 {
 	struct mms_compare c;
@@ -588,6 +804,36 @@ static void test_view(void **state)
 	mms_canvas_destroy(cv);
 	compare_view_destroy(v);
 	mms_compare_free(&c);
+
+	/* Tab goes callers -> owners -> mmap_lock..., and back; owners say why n/a. */
+	mms_compare_init(&c, "owners", "plain");
+	owner_runs(&c, 0, MMS_CMP_HAVE_LOCK | MMS_CMP_HAVE_LOCK_OWNER);
+	owner_runs(&c, 1, MMS_CMP_HAVE_LOCK);
+	assert_int_equal(mms_compare_finish(&c, NULL), 0);
+	assert_int_equal(compare_view_create(&c, &v), 0);
+	assert_int_equal(compare_view_next_group(v, MMS_CMP_CALLERS, 1), MMS_CMP_OWNERS);
+	/* Nothing after owners here: all. */
+	assert_int_equal(compare_view_next_group(v, MMS_CMP_OWNERS, 1), 0);
+	assert_int_equal(compare_view_next_group(v, 0, -1), MMS_CMP_OWNERS);
+	assert_int_equal(compare_view_next_group(v, MMS_CMP_OWNERS, -1), MMS_CMP_CALLERS);
+	assert_int_equal(mms_compare_group_step(MMS_CMP_OWNERS, 1), MMS_CMP_MMAP);
+	assert_int_equal(mms_compare_group_step(MMS_CMP_RMAP, 1), 0);
+	assert_int_equal(mms_compare_group_step(0, 1), MMS_CMP_SCORE);
+	assert_int_equal(mms_compare_group_step(MMS_CMP_SCORE, -1), 0);
+	compare_view_update(v, MMS_CMP_OWNERS, NULL);
+	assert_int_equal(mms_canvas_create(100, 30, false, &cv), 0);
+	compare_view_draw(v, cv, 0, 30);
+	n = mms_canvas_text(cv, NULL, 0);
+	txt = malloc(n + 1);
+	assert_non_null(txt);
+	mms_canvas_text(cv, txt, n + 1);
+	assert_non_null(strstr(txt, "group: owners"));
+	assert_non_null(strstr(txt, "owners    handle_userfault   avg wait"));
+	assert_non_null(strstr(txt, "n/a: no lock owners in its runs (--lock-owner)"));
+	free(txt);
+	mms_canvas_destroy(cv);
+	compare_view_destroy(v);
+	mms_compare_free(&c);
 }
 
 int main(void)
@@ -600,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_na_and_zero),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_vma_lock),
+		cmocka_unit_test(test_owners),
 		cmocka_unit_test(test_view),
 	};
 
