@@ -3,8 +3,9 @@
  * Lock detail: everything about one lock (or one caller, or one thread)
  * over the range: totals, wait per second over the last minute, the wait
  * histogram, the call stacks that waited, the tasks that waited and the
- * locks involved.  Reached with Enter from Locks, Callers or Tasks; without
- * a focus it shows the lock with the most wait.
+ * locks involved, and with --lock-owner the tasks that held the lock (its
+ * owners) and where.  Reached with Enter from Locks, Callers or Tasks;
+ * without a focus it shows the lock with the most wait.
  *
  * The page is drawn onto a tall scratch canvas and the visible part copied
  * out, so scrolling is just an offset.
@@ -20,6 +21,8 @@
 
 #define PAGE_ROWS 400
 #define TOP_N 12
+#define TOP_OWNERS 8	/* each with its stack: a screen of them */
+#define OWNER_FRAMES 5	/* of an owner's stack: where it held the lock, and how it got there */
 #define SPARK_MAX 600
 
 struct agg_ent {
@@ -35,6 +38,8 @@ struct detail {
 	int page_rows;
 	struct mms_stat total;
 	struct util_agg stacks, tasks, locks;
+	struct util_agg owners;		/* by mms_owner_key(), as MMS_BY_OWNER rows */
+	bool have_owners;		/* a wait in the range knows its owner (--lock-owner) */
 	uint64_t series[SPARK_MAX];
 	uint32_t nr_series;
 };
@@ -49,6 +54,7 @@ static int detail_create(void **priv)
 	util_agg_init(&d->stacks, sizeof(struct agg_ent));
 	util_agg_init(&d->tasks, sizeof(struct agg_ent));
 	util_agg_init(&d->locks, sizeof(struct agg_ent));
+	util_agg_init(&d->owners, sizeof(struct agg_ent));
 	*priv = d;
 	return 0;
 }
@@ -62,6 +68,7 @@ static void detail_destroy(void *priv)
 	util_agg_free(&d->stacks);
 	util_agg_free(&d->tasks);
 	util_agg_free(&d->locks);
+	util_agg_free(&d->owners);
 	mms_canvas_destroy(d->page);
 	free(d);
 }
@@ -137,6 +144,8 @@ static int detail_update(void *priv, const struct mms_view_env *env)
 	util_agg_reset(&d->stacks);
 	util_agg_reset(&d->tasks);
 	util_agg_reset(&d->locks);
+	util_agg_reset(&d->owners);
+	d->have_owners = false;
 	mms_stat_init(&d->total);
 	d->nr_series = 0;
 	if (!env->valid)
@@ -156,6 +165,9 @@ static int detail_update(void *priv, const struct mms_view_env *env)
 		for (uint32_t j = 0; j < iv->n_locks && !err; j++) {
 			const struct mms_lock_sample *s = &iv->locks[j];
 
+			/* Any wait's: a spinlock of an owners session says it has none. */
+			if (in_range && s->owner_id)
+				d->have_owners = true;
 			if (!sample_in_focus(d, env, s))
 				continue;
 			wait += s->wait.total;
@@ -167,6 +179,8 @@ static int detail_update(void *priv, const struct mms_view_env *env)
 				err = add(&d->tasks, s->task_id, &s->wait);
 			if (!err)
 				err = add(&d->locks, s->lock_id, &s->wait);
+			if (!err)
+				err = add(&d->owners, mms_owner_key(s), &s->wait);
 		}
 		if (i >= env->spark_from && d->nr_series < SPARK_MAX) {
 			double secs = iv->dur_ns ? (double)iv->dur_ns / 1e9 : 1.0;
@@ -276,6 +290,33 @@ static int draw_title(struct detail *d, const struct mms_view_env *env, struct m
 	return 5;
 }
 
+/*
+ * Up to max frames of a stack from row y at column x, one a row: the symbol
+ * the store holds for each (its address when it has none), frame hi bright.
+ * A stack without frames reads none.  Returns the rows used.
+ */
+static int draw_frames(const struct mms_view_env *env, struct mms_canvas *c, int x, int y,
+		       const struct mms_stack *st, uint32_t max, uint32_t hi, const char *none)
+{
+	int rows = 0;
+
+	if (!st || !st->nr) {
+		mms_canvas_put(c, x, y, MMS_ROLE_DIM, none, c->w - x);
+		return 1;
+	}
+	for (uint32_t f = 0; f < st->nr && f < max && y + rows < c->h - 1; f++, rows++) {
+		const char *sym = mms_store_get_str(env->st, st->sym_ids[f]);
+
+		if (*sym)
+			mms_canvas_put(c, x, y + rows, f == hi ? MMS_ROLE_NORMAL : MMS_ROLE_DIM, sym,
+				       c->w - x);
+		else
+			mms_canvas_printf(c, x, y + rows, MMS_ROLE_DIM, c->w - x, "%#llx",
+					  (unsigned long long)st->ips[f]);
+	}
+	return rows;
+}
+
 static int draw_stacks(struct detail *d, const struct mms_view_env *env, struct mms_canvas *c,
 		       int y)
 {
@@ -290,21 +331,77 @@ static int draw_stacks(struct detail *d, const struct mms_view_env *env, struct 
 
 		stat_cols(buf, sizeof(buf), &e[i]->s, env->secs);
 		mms_canvas_put(c, 0, y + rows, MMS_ROLE_VALUE, buf, c->w);
-		if (!st || !st->nr)
-			mms_canvas_put(c, 33, y + rows, MMS_ROLE_DIM, "(no stack)", c->w);
-		for (uint32_t f = 0; st && f < st->nr && y + rows < c->h - 1; f++) {
-			const char *sym = mms_store_get_str(env->st, st->sym_ids[f]);
+		rows += draw_frames(env, c, 33, y + rows, st, UINT32_MAX, env->stack_skip,
+				    "(no stack)");
+	}
+	return rows;
+}
 
-			if (*sym)
-				mms_canvas_put(c, 33, y + rows, f == env->stack_skip ?
-					       MMS_ROLE_NORMAL : MMS_ROLE_DIM, sym, c->w - 33);
-			else
-				mms_canvas_printf(c, 33, y + rows, MMS_ROLE_DIM, c->w - 33, "%#llx",
-						  (unsigned long long)st->ips[f]);
-			rows++;
-		}
-		if (!st || !st->nr)
-			rows++;
+/* An owner's wait, its share of the page's and its waits: "  5.75s  96.3%    101". */
+static void owner_cols(char *buf, size_t len, const struct mms_stat *s, uint64_t all)
+{
+	char wait[16], share[16], count[16];
+
+	util_fmt_time(wait, sizeof(wait), s->total);
+	if (all)
+		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)s->total / (double)all);
+	else
+		snprintf(share, sizeof(share), "-");
+	mms_fmt_count(count, sizeof(count), (double)s->count);
+	snprintf(buf, len, "%7s %6s %7s", wait, share, count);
+}
+
+/* One owner's row and, under its name, the top of its stack; returns the rows used. */
+static int draw_owner(const struct mms_view_env *env, struct mms_canvas *c, int y,
+		      const struct agg_ent *e, uint64_t all)
+{
+	const struct mms_task *t = mms_store_get_task(env->st, mms_owner_task(e->key));
+	const char *comm = t ? mms_store_get_str(env->st, t->comm_id) : "?";
+	char buf[64];
+
+	owner_cols(buf, sizeof(buf), &e->s, all);
+	mms_canvas_put(c, 0, y, MMS_ROLE_VALUE, buf, c->w);
+	if (t && mms_tgid_short(t->tgid))
+		mms_canvas_printf(c, 23, y, MMS_ROLE_NORMAL, c->w - 23, "%7s %7s <%s>", "-", "-",
+				  comm);
+	else if (t && t->tid)
+		mms_canvas_printf(c, 23, y, MMS_ROLE_NORMAL, c->w - 23, "%7u %7u %s", t->tid,
+				  t->tgid, comm);
+	else	/* MMS_OWNER_READERS, MMS_OWNER_NONE: no thread, so no stack */
+		mms_canvas_printf(c, 23, y, MMS_ROLE_NORMAL, c->w - 23, "%7s %7s %s", "-", "-",
+				  comm);
+	if (!t || !t->tid || y + 1 >= c->h - 1)
+		return 1;
+	return 1 + draw_frames(env, c, 39, y + 1,
+			       mms_store_get_stack(env->st, mms_owner_stack(e->key)), OWNER_FRAMES,
+			       0, "(no stack: it was running)");
+}
+
+/*
+ * Who held the lock as the waits began (--lock-owner), most wait first and
+ * grouped as the Owners view groups them (owner and its stack); <readers>
+ * and <none> are an rwsem without a writer.  The waits of no known owner are
+ * one line, not a row.
+ */
+static int draw_owners(struct detail *d, const struct mms_view_env *env, struct mms_canvas *c,
+		       int y)
+{
+	const struct agg_ent *e[TOP_OWNERS + 1];	/* the unknown may be one */
+	const struct agg_ent *unknown = util_agg_find(&d->owners, 0);
+	uint32_t n = top(&d->owners, e, TOP_OWNERS + 1), shown = 0;
+	int rows = util_section(c, y, "owners  (wait  share  waits  tid  pid  owner, its stack)");
+	char buf[64];
+
+	for (uint32_t i = 0; i < n && shown < TOP_OWNERS && y + rows < c->h - 1; i++) {
+		if (!e[i]->key)
+			continue;
+		rows += draw_owner(env, c, y + rows, e[i], d->total.total);
+		shown++;
+	}
+	if (unknown && y + rows < c->h) {
+		owner_cols(buf, sizeof(buf), &unknown->s, d->total.total);
+		mms_canvas_printf(c, 0, y + rows++, MMS_ROLE_DIM, c->w,
+				  "%s  owner unknown (spinlocks, rwlocks: no owner field)", buf);
 	}
 	return rows;
 }
@@ -358,6 +455,8 @@ static int draw_page(struct detail *d, const struct mms_view_env *env, struct mm
 
 	y += util_section(c, y, "wait histogram");
 	y += util_hist(c, y, c->h - y, &d->total, true) + 1;
+	if (d->have_owners && y < c->h)
+		y += draw_owners(d, env, c, y) + 1;
 	if (d->shown.kind != MMS_FOCUS_TASK && y < c->h)
 		y += draw_tasks(d, env, c, y) + 1;
 	if (d->shown.kind != MMS_FOCUS_LOCK && y < c->h)
@@ -401,7 +500,7 @@ static void detail_draw(void *priv, const struct mms_view_env *env, struct mms_c
 
 const struct mms_view mms_view_detail = {
 	.name = "Detail",
-	.help = "one lock, caller or thread: totals, wait histogram, stacks, tasks, locks",
+	.help = "one lock, caller or thread: totals, wait histogram, owners, stacks, tasks, locks",
 	.create = detail_create,
 	.destroy = detail_destroy,
 	.update = detail_update,
