@@ -3,7 +3,8 @@
 # owner is known (tests/workloads/lock_owner):
 #   file: one thread holds a file's inode lock (i_rwsem) asleep, in a write
 #         whose user buffer faults into a userfaultfd that answers 20 ms late;
-#         three others write to the file.  At least 90 % of the rwsem:W wait
+#         three others write to the file (pausing 200 us after each write, as
+#         the mappers below do).  At least 90 % of the rwsem:W wait
 #         is booked to that thread, under a stack through handle_userfault
 #         and generic_perform_write; the same from a recording.
 #   mmap: one thread mprotects 64 MiB (mmap_lock held for write for ms), three
@@ -35,12 +36,12 @@ bad() { echo "FAIL $*"; fail=1; }
 
 # file: the holder's share of the writers' waits, and its stack.
 "$mms" record --lock-owner -Y rwsem:W -o "$tmp/file.mmscope" --duration 5 -- \
-	"$wl" -m file -f "$tmp/f" -s 2 >"$tmp/file.out" 2>"$tmp/file.err" || {
+	"$wl" -m file -f "$tmp/f" -p 200 -s 2 >"$tmp/file.out" 2>"$tmp/file.err" || {
 	bad "record --lock-owner failed"; sed 's/^/    /' "$tmp/file.err"; }
 holder=$(sed -n 's/^ready .*holder_tid=\([0-9]*\).*/\1/p' "$tmp/file.out")
 [ -n "$holder" ] || bad "the workload did not say its holder"
 "$mms" report --lock-owner -Y rwsem:W --json -o "$tmp/file.json" --duration 5 -- \
-	"$wl" -m file -f "$tmp/f2" -s 2 >"$tmp/file2.out" 2>"$tmp/file2.err" || {
+	"$wl" -m file -f "$tmp/f2" -p 200 -s 2 >"$tmp/file2.out" 2>"$tmp/file2.err" || {
 	bad "report --lock-owner failed"; sed 's/^/    /' "$tmp/file2.err"; }
 holder2=$(sed -n 's/^ready .*holder_tid=\([0-9]*\).*/\1/p' "$tmp/file2.out")
 "$mms" report "$tmp/file.mmscope" --by owner --json -o "$tmp/file-rec.json" 2>"$tmp/rep.err" ||

@@ -29,8 +29,9 @@
  * holds: mprotect() calls or holder writes; waiters_ops: mapper mmap()s or
  * writer writes.  -t T waiters (default 3), -s SECS (default 2), -M MiB
  * (default 64), -d MS the holder sleeps per write (default 20), -p USEC a
- * mapper pauses after each munmap() (default 0: mappers then mostly wait for
- * each other on a machine of few CPUs, not for the holder), -w: wait for
+ * waiter pauses after each munmap() or write (default 0: waiters then often
+ * wait for each other on a machine of few CPUs, one preempted while it holds
+ * the lock, not only for the holder), -w: wait for
  * one byte on stdin after "ready", so a tracer attaches first.
  */
 #include <errno.h>
@@ -82,6 +83,15 @@ static void start(const char *name)
 	pthread_barrier_wait(&go);
 }
 
+/* -p: a waiter's pause after each operation. */
+static void pause_waiter(void)
+{
+	struct timespec ts = { pause_us / 1000000, pause_us % 1000000 * 1000L };
+
+	while (pause_us && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 static void *mprotect_holder(void *arg)
 {
 	int prot[2] = { PROT_READ, PROT_READ | PROT_WRITE };
@@ -113,12 +123,7 @@ static void *mapper(void *arg)
 		if (munmap(p, page))
 			die("munmap");
 		mine++;
-		if (pause_us) {
-			struct timespec ts = { pause_us / 1000000, pause_us % 1000000 * 1000L };
-
-			while (nanosleep(&ts, &ts) && errno == EINTR)
-				;
-		}
+		pause_waiter();
 	}
 	atomic_fetch_add(&waiter_ops, mine);
 	return NULL;
@@ -159,6 +164,7 @@ static void *writer(void *arg)
 		if (pwrite(fd, &b, 1, off) != 1)
 			die("pwrite");
 		mine++;
+		pause_waiter();
 	}
 	atomic_fetch_add(&waiter_ops, mine);
 	return NULL;
