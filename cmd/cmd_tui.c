@@ -331,12 +331,14 @@ static void recorded_header(const struct mms_rec_info *ri, struct mms_session_in
 		fam[f].source = ri->fam[f].source[0] ? ri->fam[f].source : NULL;
 		fam[f].backend = ri->fam[f].backend[0] ? ri->fam[f].backend : NULL;
 		snprintf(fam[f].why, sizeof(fam[f].why), "%s", ri->fam[f].why);
+		/* A source that failed during the run says so in the replay too. */
+		snprintf(fam[f].failed, sizeof(fam[f].failed), "%s", ri->fam[f].failed);
 	}
 }
 
 int mms_cmd_replay(struct mms_cli *cli)
 {
-	struct mms_family_status fam[MMS_FAM_NR];
+	struct mms_family_status fam[MMS_FAM_NR] = { 0 };
 	struct mms_session_info info = { 0 };
 	struct mms_tui_config cfg = { 0 };
 	struct replay_ctx rp = { 0 };

@@ -314,6 +314,8 @@ t_replay() {
 	start_shell 120 40
 	run "$mmscope replay $tmp/r.mms"
 	wait_for '^mmscope replay  at [0-9:]+ .*host ' 10 || fail "no replay header"
+	# A recording whose sources all ran: no family says FAILED (once read uninitialised).
+	cap | head -3 | grep -q FAILED && fail "the replay header says FAILED: $(cap | head -3)"
 	local n
 	n=$(cap | grep -oE ', [0-9]+/[0-9]+\)' | head -1 | grep -oE '/[0-9]+' | tr -d /)
 	[ "${n:-0}" -ge 3 ] || fail "recording has ${n:-0} intervals, expected >= 3"
