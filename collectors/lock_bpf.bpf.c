@@ -975,10 +975,36 @@ static __always_inline void holder_stack(struct lb_frame *f, __u64 lock)
 	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
 	struct mm_hold *h = hs ? mm_holders_open(hs) : NULL;
 
-	if (!h || READ_ONCE(h->pid) != f->key.owner_pid || h->ostack || h->sid >= 0)
+	if (!h)
+		return;
+	/* Someone waits for this hold: its release takes the holder's stack. */
+	if (!READ_ONCE(h->want))
+		WRITE_ONCE(h->want, 1);
+	if (!f->key.owner_pid || READ_ONCE(h->pid) != f->key.owner_pid || h->ostack ||
+	    h->sid >= 0 || (!f->key.owner_stack && f->key.owner_sid < 0))
 		return;
 	h->ostack = f->key.owner_stack;
 	h->sid = f->key.owner_sid;
+}
+
+/* A hold's release stack into ostacks: its key, 0 when none. */
+static __always_inline __u64 release_stack(struct mm_hold *h)
+{
+	__u64 k = 0xcbf29ce484222325ULL;
+	__u32 nr = READ_ONCE(h->rel.nr);
+
+	if (!nr || !READ_ONCE(h->t1))
+		return 0;
+	for (int i = 0; i < MM_HOLD_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		k = (k ^ h->rel.ips[i]) * 0x100000001b3ULL;
+	}
+	k |= 1;		/* 0 is "none" */
+	if (bpf_map_update_elem(&ostacks, &k, &h->rel, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&ostacks, &k))
+		return 0;
+	return k;
 }
 
 /* The part of [b, e) that h covers, or 0. */
@@ -1000,6 +1026,8 @@ static __always_inline __u64 hold_overlap(const struct mm_hold *h, __u64 b, __u6
  * of it (its holds summed), when that is more than the time no writer held
  * it (readers, or nobody); else it stays with the owner its begin found.
  * Holds older than the MM_HOLDERS_SLOTS newest count as time without one.
+ * Its stack is the holder's at the release of the hold that covered most of
+ * the wait, when that was taken (a waiter asked for it: holder_stack).
  */
 static __always_inline void book_holder(struct lb_frame *f, __u64 lock, __u64 b, __u64 e)
 {
@@ -1028,17 +1056,32 @@ static __always_inline void book_holder(struct lb_frame *f, __u64 lock, __u64 b,
 			mine += hold_overlap(&hs->h[i], b, e);
 	if (all > e - b)
 		all = e - b;
-	if (!pid || mine <= e - b - all)
+	if (!pid || (mine <= e - b - all && pid != f->key.owner_pid))
 		return;
-	count(LB_C_HOLDER);
-	if (pid == f->key.owner_pid && (f->key.owner_stack || f->key.owner_sid >= 0))
+	if (mine > e - b - all)
+		count(LB_C_HOLDER);
+	/* The owner the begin found: the stack where it released the hold, if taken. */
+	o = release_stack(h);
+	if (pid == f->key.owner_pid && (o || f->key.owner_stack || f->key.owner_sid >= 0)) {
+		if (o) {
+			f->key.owner_stack = o;
+			f->key.owner_sid = -1;
+		}
 		return;
+	}
 	f->key.owner_pid = pid;
 	f->key.owner_tgid = READ_ONCE(h->tgid);
 	__builtin_memcpy(f->key.owner_comm, h->comm, sizeof(f->key.owner_comm));
 	f->key.owner_stack = 0;
 	f->key.owner_sid = -1;
-	/* Where it held the lock: from a hold of it a waiter saw, else its last contended take. */
+	/*
+	 * Where it held the lock: its stack at the release of the hold that
+	 * covered most of the wait, else one a waiter saw, else its last
+	 * contended take.
+	 */
+	f->key.owner_stack = o;
+	if (o)
+		return;
 	for (i = 0; i < MM_HOLDERS_SLOTS; i++) {
 		h = &hs->h[i];
 		if (READ_ONCE(h->pid) == pid && (h->ostack || h->sid >= 0)) {
@@ -1094,7 +1137,7 @@ static __always_inline void owner_and_stack(struct lb_frame *f, __u64 lock, __u3
 static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 flags)
 {
 	owner_and_stack(f, lock, flags);
-	if (know_holders && f->key.owner_pid && (f->key.owner_stack || f->key.owner_sid >= 0))
+	if (know_holders && (flags == LB_F_READ || flags == LB_F_WRITE))
 		holder_stack(f, lock);
 }
 

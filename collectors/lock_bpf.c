@@ -24,6 +24,7 @@
 #include "lock_bpf.h"
 #include "lock_bpf.skel.h"
 #include "lock_common.h"
+#include "mm_holders.h"
 #include "short_procs.h"
 #include "stack_rules.h"
 #include "mmscope/cgroup.h"
@@ -875,6 +876,10 @@ static void sum_stat(const struct lb_src *lb, const struct mms_stat *v, struct m
 }
 
 /* An owner's stack taken while it slept, as a store stack id (0: gone, or none). */
+/* The hold programs' release stacks go into ostacks as they are. */
+_Static_assert(sizeof(struct mm_hold_stack) == sizeof(struct lb_ostack) &&
+	       MM_HOLD_DEPTH == LB_OWNER_DEPTH, "mm_hold_stack is an lb_ostack");
+
 static int resolve_ostack(struct lb_src *lb, struct mms_store *st, uint64_t key, uint32_t *id)
 {
 	struct lb_ostack os;
@@ -902,6 +907,15 @@ static int resolve_ostack(struct lb_src *lb, struct mms_store *st, uint64_t key,
 		first++;
 	if (first == nr)
 		first = 0;
+	/* A holder's release stack (mm_holders.h): from the caller of the release's event. */
+	for (i = first; i < nr && i < first + 8; i++) {
+		const struct mms_ksym *k = lb->ks ? mms_ksyms_find(lb->ks, os.ips[i]) : NULL;
+
+		if (k && !strncmp(k->name, "__mmap_lock_do_trace_released", 29)) {
+			first = i + 1 < nr ? i + 1 : first;
+			break;
+		}
+	}
 	err = mms_lock_common_stack(lb->lc, st, (const uint64_t *)os.ips + first, nr - first, id);
 	if (err < 0)
 		return err;

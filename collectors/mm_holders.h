@@ -18,7 +18,15 @@
 #endif
 
 #define MM_HOLDERS_SLOTS 16	/* write holds kept per mmap_lock; a power of 2 */
-#define MM_HOLDERS_LOCKS 1024	/* mmap_locks (processes) kept, least recently used go */
+#define MM_HOLDERS_LOCKS 256	/* mmap_locks (processes) kept, least recently used go */
+#define MM_HOLD_DEPTH 32	/* frames of a holder's stack (lock_bpf's LB_OWNER_DEPTH) */
+
+/* A holder's stack where it released the lock: lock_bpf's struct lb_ostack. */
+struct mm_hold_stack {
+	__u32 nr;		/* frames in ips; 0: none taken */
+	__u32 pad;
+	__u64 ips[MM_HOLD_DEPTH];
+};
 
 /* One write hold: who, from when, to when (t1 0: still held). */
 struct mm_hold {
@@ -33,7 +41,12 @@ struct mm_hold {
 	 */
 	__u64 ostack;
 	__s32 sid;
-	__u32 pad;
+	/*
+	 * Set by a waiter's begin while the hold is open: the release then
+	 * takes the holder's stack (in its own syscall, at the unlock), once.
+	 */
+	__u32 want;
+	struct mm_hold_stack rel;
 };
 
 struct mm_holders {

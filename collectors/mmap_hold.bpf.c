@@ -110,19 +110,33 @@ static __always_inline void holder_acquired(struct mm_struct *mm, bool write, __
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	h->ostack = 0;
 	h->sid = -1;
+	h->want = 0;
+	h->rel.nr = 0;
 	barrier();
 	WRITE_ONCE(h->pid, (__u32)id);
 	WRITE_ONCE(hs->head, head + 1);
 }
 
-static __always_inline void holder_released(struct mm_struct *mm, __u64 id)
+/*
+ * The write hold ends.  A hold some waiter found open takes its holder's
+ * stack here, in the holder's own call that took the lock (perf lock
+ * contention takes owners' stacks at release too): the lock is still held,
+ * so this runs only for holds that made someone wait, once.
+ */
+static __always_inline void holder_released(void *ctx, struct mm_struct *mm, __u64 id)
 {
 	__u64 lock = (__u64)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
 	struct mm_holders *hs = bpf_map_lookup_elem(&mm_holders, &lock);
 	struct mm_hold *h = hs ? mm_holders_open(hs) : NULL;
+	long n;
 
-	if (h && h->pid == (__u32)id)
-		WRITE_ONCE(h->t1, bpf_ktime_get_ns());
+	if (!h || h->pid != (__u32)id)
+		return;
+	if (READ_ONCE(h->want) && !h->rel.nr) {
+		n = bpf_get_stack(ctx, h->rel.ips, sizeof(h->rel.ips), 0);
+		h->rel.nr = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
+	}
+	WRITE_ONCE(h->t1, bpf_ktime_get_ns());
 }
 
 static __always_inline void hold_end(struct mh_task *t, __u32 tgid, struct mh_slot *s,
@@ -251,7 +265,7 @@ static __always_inline int acquired(struct mm_struct *mm, bool write, bool succe
 	return 0;
 }
 
-static __always_inline int released(struct mm_struct *mm, bool write)
+static __always_inline int released(void *ctx, struct mm_struct *mm, bool write)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key = (__u64)mm;
 	struct mh_task *t;
@@ -260,7 +274,7 @@ static __always_inline int released(struct mm_struct *mm, bool write)
 	if (!mm_wanted(id))
 		return 0;
 	if (mh_holders && write)
-		holder_released(mm, id);
+		holder_released(ctx, mm, id);
 	if (mh_sample_shift && READ_ONCE(mh_open) <= 0)
 		return 0;
 	t = bpf_task_storage_get(&mh_tasks, bpf_get_current_task_btf(), 0, 0);
@@ -304,13 +318,13 @@ int BPF_PROG(mh_acquired_memcg, struct mm_struct *mm, const char *memcg_path, bo
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(mh_released, struct mm_struct *mm, bool write)
 {
-	return released(mm, write);
+	return released(ctx, mm, write);
 }
 
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(mh_released_memcg, struct mm_struct *mm, const char *memcg_path, bool write)
 {
-	return released(mm, write);
+	return released(ctx, mm, write);
 }
 
 /* Run by user space after the flip and the grace period: every thread's old set. */
