@@ -176,7 +176,7 @@ expect_out '^ +[0-9]+ .* rwsem +mmap_lock \([0-9]+ mmap_churn\)' "report --by lo
 # also walked, the cache must have given the unwinder's own stack id each time.
 MMSCOPE_STACK_CHECK=1 MMSCOPE_SELF_COST=1 expect_rc 0 "report, every cached stack checked" \
 	"$mms" report --duration 4 --vma-source off --rmap-source off -- "$churn" -t 4 -s 4
-expect_err '^self-cost: stack-cache hits=[1-9][0-9]{2,} misses=[0-9]+ no_rule=[0-9]+ no_walk=[0-9]+ checked=[0-9]+ bad=0 samples=[1-9][0-9]* rules=[1-9][0-9]*$' \
+expect_err '^self-cost: stack-cache hits=[1-9][0-9]{2,} misses=[0-9]+ no_rule=[0-9]+ no_walk=[0-9]+ checked=[0-9]+ bad=0 samples=[1-9][0-9]* rules=[1-9][0-9]* holders=0$' \
 	"stack cache: hundreds of hits, none different from the unwinder's"
 if grep -qE '^self-cost: stack-cache hits=([0-9]+) .* checked=\1 bad=0 ' "$tmp/err"; then
 	ok "stack cache: every hit was checked"
@@ -185,7 +185,7 @@ else
 fi
 MMSCOPE_STACK_CACHE=0 MMSCOPE_SELF_COST=1 expect_rc 0 "report, stack cache off" \
 	"$mms" report --duration 2 --vma-source off --rmap-source off -- "$churn" -t 2 -s 2
-expect_err '^self-cost: stack-cache hits=0 .* samples=0 rules=0 \(off\)$' \
+expect_err '^self-cost: stack-cache hits=0 .* samples=0 rules=0 \(off\) holders=0$' \
 	"MMSCOPE_STACK_CACHE=0: no cache, no samples"
 
 [ $fail = 0 ] && echo "all cli checks passed"
