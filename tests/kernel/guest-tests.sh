@@ -229,7 +229,7 @@ if grep -q '^vma_lock_success ' /proc/vmstat; then
 		sleep 0.5
 	done
 	vmstat_vl >"$OUT/mm-vma-lock.before"
-	"$WL/vma_fallback" -s 3 -t 2 -M 64 -m >"$OUT/mm-vma-lock.out" 2>&1
+	"$WL/vma_fallback" -s 6 -t 2 -M 64 -m >"$OUT/mm-vma-lock.out" 2>&1
 	echo "workload_rc=$?" >>"$OUT/mm-vma-lock.out"
 	vmstat_vl >"$OUT/mm-vma-lock.after"
 	kill -TERM $vl_mms 2>/dev/null
