@@ -449,25 +449,33 @@ static __always_inline bool try_anon_vma(struct lb_lock_info *info, __u64 addr)
 	return true;
 }
 
-static __always_inline bool try_inode(struct lb_lock_info *info, __u64 addr)
+#define LB_S_IFMT 0170000
+#define LB_S_IFBLK 0060000
+
+/* An inode: its i_mapping points to its own address_space (i_data), whose host is it. */
+static __always_inline bool inode_ok(struct inode *inode)
 {
-	__u64 data_off = bpf_core_field_offset(struct inode, i_data);
-	struct inode *inode = (void *)(addr - data_off -
-				       bpf_core_field_offset(struct address_space, i_mmap_rwsem));
-	struct hlist_node *first;
-	struct dentry *d;
+	return (__u64)BPF_CORE_READ(inode, i_mapping) ==
+		       (__u64)inode + bpf_core_field_offset(struct inode, i_data) &&
+	       BPF_CORE_READ(inode, i_data.host) == inode;
+}
+
+/*
+ * The lock is the inode's, of kind: the file's names go to info (innermost
+ * first), or for a block device's inode its device.
+ */
+/*
+ * A dentry's path into info, innermost name first, up to the filesystem's
+ * root if root gets set.  A global function (verified once, for any
+ * caller): info may be NULL to it.
+ */
+__noinline int lb_dentry_names(struct lb_lock_info *info, __u64 dentry_addr)
+{
+	struct dentry *d = (void *)dentry_addr;
 	int i;
 
-	if ((__u64)BPF_CORE_READ(inode, i_mapping) != (__u64)inode + data_off ||
-	    BPF_CORE_READ(inode, i_data.host) != inode)
-		return false;
-	info->kind = LB_KIND_I_MMAP;
-	info->ino = BPF_CORE_READ(inode, i_ino);
-	info->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	first = BPF_CORE_READ(inode, i_dentry.first);
-	if (!first)
-		return true;
-	d = (void *)((__u64)first - bpf_core_field_offset(struct dentry, d_u.d_alias));
+	if (!info)
+		return 0;
 	for (i = 0; i < LB_PATH_DEPTH; i++) {
 		struct dentry *parent = BPF_CORE_READ(d, d_parent);
 		const unsigned char *name;
@@ -483,7 +491,632 @@ static __always_inline bool try_inode(struct lb_lock_info *info, __u64 addr)
 	}
 	if (i == LB_PATH_DEPTH && BPF_CORE_READ(d, d_parent) == d)
 		info->root = 1;
+	return 0;
+}
+
+/*
+ * The lock is the inode's, of kind: the file's names go to info, or for a
+ * block device's inode its device.
+ */
+__noinline int lb_inode_names(struct lb_lock_info *info, __u64 inode_addr, __u32 kind)
+{
+	struct inode *inode = (void *)inode_addr;
+	struct hlist_node *first;
+
+	if (!info)
+		return 0;
+	info->kind = kind;
+	info->ino = BPF_CORE_READ(inode, i_ino);
+	info->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	first = BPF_CORE_READ(inode, i_dentry.first);
+	if (!first) {
+		if ((BPF_CORE_READ(inode, i_mode) & LB_S_IFMT) == LB_S_IFBLK)
+			info->index = BPF_CORE_READ(inode, i_rdev);
+		return 0;
+	}
+	return lb_dentry_names(info, (__u64)first -
+					     bpf_core_field_offset(struct dentry, d_u.d_alias));
+}
+
+static __always_inline void inode_names(struct lb_lock_info *info, struct inode *inode, __u32 kind)
+{
+	lb_inode_names(info, (__u64)inode, kind);
+}
+
+/* A lock at offset field of an inode. */
+static __always_inline bool try_inode_at(struct lb_lock_info *info, __u64 addr, __u64 field,
+					 __u32 kind)
+{
+	struct inode *inode = (void *)(addr - field);
+
+	if (!inode_ok(inode))
+		return false;
+	inode_names(info, inode, kind);
 	return true;
+}
+
+/* i_mmap_rwsem (the file's rmap), or the page cache's i_pages lock. */
+static __always_inline bool try_inode(struct lb_lock_info *info, __u64 addr)
+{
+	return try_inode_at(info, addr, bpf_core_field_offset(struct inode, i_data) +
+				      bpf_core_field_offset(struct address_space, i_mmap_rwsem),
+			    LB_KIND_I_MMAP);
+}
+
+static __always_inline bool try_i_pages(struct lb_lock_info *info, __u64 addr)
+{
+	return try_inode_at(info, addr, bpf_core_field_offset(struct inode, i_data) +
+				      bpf_core_field_offset(struct address_space, i_pages) +
+				      bpf_core_field_offset(struct xarray, xa_lock),
+			    LB_KIND_I_PAGES);
+}
+
+/* inode->i_rwsem (inode_lock(): writes, truncation, directory operations). */
+static __always_inline bool try_i_rwsem(struct lb_lock_info *info, __u64 addr)
+{
+	return try_inode_at(info, addr, bpf_core_field_offset(struct inode, i_rwsem),
+			    LB_KIND_I_RWSEM);
+}
+
+/* inode->i_lock, the inode's own spinlock (its state, dirtiness, sizes). */
+static __always_inline bool try_i_lock(struct lb_lock_info *info, __u64 addr)
+{
+	return try_inode_at(info, addr, bpf_core_field_offset(struct inode, i_lock), LB_KIND_I_LOCK);
+}
+
+/*
+ * ext4's own inode locks, in the ext4_inode_info around the inode: the
+ * inode checks out and its superblock is ext4's.  i_data_sem (the block
+ * map: writeback, ext4_map_blocks()), i_es_lock (the extent status tree),
+ * i_raw_lock (the on-disk inode's copy).
+ */
+static __always_inline bool try_ext4_at(struct lb_lock_info *info, __u64 addr, __u64 field,
+					__u32 kind)
+{
+	struct inode *inode = (void *)(addr - field +
+				       bpf_core_field_offset(struct ext4_inode_info, vfs_inode));
+	char fs[5] = {};
+
+	if (!inode_ok(inode) ||
+	    bpf_probe_read_kernel(fs, sizeof(fs), BPF_CORE_READ(inode, i_sb, s_type, name)) ||
+	    !cache_is(fs, "ext4", 5))
+		return false;
+	inode_names(info, inode, kind);
+	return true;
+}
+
+static __always_inline bool try_ext4(struct lb_lock_info *info, __u64 addr)
+{
+	if (!bpf_core_type_exists(struct ext4_inode_info))
+		return false;
+	return try_ext4_at(info, addr, bpf_core_field_offset(struct ext4_inode_info, i_data_sem),
+			   LB_KIND_EXT4_DATA_SEM) ||
+	       try_ext4_at(info, addr, bpf_core_field_offset(struct ext4_inode_info, i_es_lock),
+			   LB_KIND_EXT4_ES_LOCK) ||
+	       try_ext4_at(info, addr, bpf_core_field_offset(struct ext4_inode_info, i_raw_lock),
+			   LB_KIND_EXT4_RAW_LOCK);
+}
+
+/*
+ * file->f_pos_lock (fdget_pos(): read, write, lseek of a shared open file):
+ * the file's inode checks out and the file's mapping is the inode's.
+ */
+static __always_inline bool try_f_pos(struct lb_lock_info *info, __u64 addr)
+{
+	struct file *f = (void *)(addr - bpf_core_field_offset(struct file, f_pos_lock));
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+	if (!inode || BPF_CORE_READ(f, f_mapping) != BPF_CORE_READ(inode, i_mapping) ||
+	    !inode_ok(inode))
+		return false;
+	inode_names(info, inode, LB_KIND_F_POS);
+	return true;
+}
+
+/* mapping->i_private_lock (buffer heads: block_dirty_folio(), a block device's mostly). */
+static __always_inline bool try_i_private(struct lb_lock_info *info, __u64 addr)
+{
+	return try_inode_at(info, addr, bpf_core_field_offset(struct inode, i_data) +
+				      bpf_core_field_offset(struct address_space, i_private_lock),
+			    LB_KIND_I_PRIVATE);
+}
+
+/*
+ * A dentry's d_lock (dput(), lookups, renames): the dentry's parent and its
+ * inode, if any, are of its superblock, whose root dentry is of it too.
+ */
+static __always_inline bool try_d_lock(struct lb_lock_info *info, __u64 addr)
+{
+	struct dentry *d = (void *)(addr - bpf_core_field_offset(struct dentry, d_lockref.lock));
+	struct super_block *sb = BPF_CORE_READ(d, d_sb);
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (!sb || !parent || BPF_CORE_READ(parent, d_sb) != sb ||
+	    BPF_CORE_READ(sb, s_root, d_sb) != sb || (inode && BPF_CORE_READ(inode, i_sb) != sb))
+		return false;
+	info->kind = LB_KIND_D_LOCK;
+	info->dev = BPF_CORE_READ(sb, s_dev);
+	if (inode)
+		info->ino = BPF_CORE_READ(inode, i_ino);
+	lb_dentry_names(info, (__u64)d);
+	return true;
+}
+
+/*
+ * The locks of an ext4 filesystem's jbd2 journal (journal_t): the journal's
+ * j_private is the filesystem's superblock, whose ext4_sb_info's s_journal
+ * is this journal.  index = the field (LB_JBD2_* order, lock_bpf.h), dev =
+ * the filesystem's device.
+ */
+static __always_inline bool try_jbd2(struct lb_lock_info *info, __u64 addr)
+{
+	__u64 offs[LB_JBD2_FIELDS];
+
+	if (!bpf_core_type_exists(struct journal_s) || !bpf_core_type_exists(struct ext4_sb_info))
+		return false;
+	offs[0] = bpf_core_field_offset(struct journal_s, j_state_lock);
+	offs[1] = bpf_core_field_offset(struct journal_s, j_list_lock);
+	offs[2] = bpf_core_field_offset(struct journal_s, j_wait_transaction_locked.lock);
+	offs[3] = bpf_core_field_offset(struct journal_s, j_wait_done_commit.lock);
+	offs[4] = bpf_core_field_offset(struct journal_s, j_wait_commit.lock);
+	offs[5] = bpf_core_field_offset(struct journal_s, j_wait_updates.lock);
+	offs[6] = bpf_core_field_offset(struct journal_s, j_wait_reserved.lock);
+	offs[7] = bpf_core_field_offset(struct journal_s, j_checkpoint_mutex);
+	offs[8] = bpf_core_field_offset(struct journal_s, j_barrier);
+	offs[9] = bpf_core_field_offset(struct journal_s, j_revoke_lock);
+	offs[10] = bpf_core_field_offset(struct journal_s, j_history_lock);
+	for (int i = 0; i < LB_JBD2_FIELDS; i++) {
+		struct journal_s *j = (void *)(addr - offs[i]);
+		struct super_block *sb = BPF_CORE_READ(j, j_private);
+		struct ext4_sb_info *sbi = sb ? BPF_CORE_READ(sb, s_fs_info) : NULL;
+
+		if (!sbi || BPF_CORE_READ(sbi, s_journal) != j)
+			continue;
+		info->kind = LB_KIND_JBD2;
+		info->index = i;
+		info->dev = BPF_CORE_READ(sb, s_dev);
+		return true;
+	}
+	return false;
+}
+
+/* The inode and file locks, tried where nothing says which object the lock is in. */
+static __always_inline bool name_fs(struct lb_lock_info *info, __u64 lock)
+{
+	return try_i_pages(info, lock) || try_inode(info, lock) || try_i_rwsem(info, lock) ||
+	       try_i_lock(info, lock) || try_i_private(info, lock) || try_ext4(info, lock) ||
+	       try_f_pos(info, lock) || try_d_lock(info, lock) || try_jbd2(info, lock);
+}
+
+/*
+ * Locks named by the structure they live in.  Each candidate is the
+ * structure that would hold the lock at its field's offset (CO-RE), and is
+ * believed only when fields of it point back to where it must be: no
+ * guess from the address's range, and none from the waiter's stack.  Run
+ * once per lock address and interval (name_lock()).
+ */
+#define LB_MAX_CPUS 8192	/* NR_CPUS at most (x86 MAXSMP) */
+#define LB_MAX_NODES 1024	/* MAX_NUMNODES at most (NODES_SHIFT 10) */
+
+/*
+ * A runqueue's lock (raw_spin_rq_lock(); perf calls it rq_lock): the rq it
+ * would be the __lock of has a CPU number, and its idle task is that CPU's
+ * (pid 0, named swapper/N, and its thread_info says it is on that CPU).
+ */
+static __always_inline bool try_rq(struct lb_lock_info *info, __u64 lock)
+{
+	struct rq *rq = (void *)(lock - bpf_core_field_offset(struct rq, __lock));
+	struct task_struct *idle;
+	char comm[8];
+	__u32 cpu;
+
+	if (!bpf_core_field_exists(struct rq, __lock) ||
+	    !bpf_core_field_exists(struct task_struct, thread_info.cpu))
+		return false;
+	cpu = BPF_CORE_READ(rq, cpu);
+	idle = BPF_CORE_READ(rq, idle);
+	if (cpu >= LB_MAX_CPUS || !idle || BPF_CORE_READ(idle, pid) != 0)
+		return false;
+	if (bpf_probe_read_kernel(comm, sizeof(comm), &idle->comm) || !cache_is(comm, "swapper/", 8) ||
+	    BPF_CORE_READ(idle, thread_info.cpu) != cpu)
+		return false;
+	info->kind = LB_KIND_RQ;
+	info->index = cpu;
+	return true;
+}
+
+/* A node's pglist_data: its first zone points back to it (every zone's zone_pgdat is set). */
+static __always_inline bool is_pgdat(struct pglist_data *pg)
+{
+	return pg && BPF_CORE_READ(pg, node_zones[0].zone_pgdat) == pg;
+}
+
+/*
+ * zone->lock, the buddy allocator's: the zone's zone_pgdat is a node whose
+ * node_zones array holds the zone at a whole zone's offset.
+ */
+static __always_inline bool try_zone(struct lb_lock_info *info, __u64 lock)
+{
+	__u64 zsz = bpf_core_type_size(struct zone), first, z;
+	__u64 nz = bpf_core_field_size(struct pglist_data, node_zones);
+	struct pglist_data *pg;
+	struct zone *zp;
+
+	z = lock - bpf_core_field_offset(struct zone, lock);
+	zp = (void *)z;
+	pg = BPF_CORE_READ(zp, zone_pgdat);
+	if (!pg || !zsz)
+		return false;
+	first = (__u64)pg + bpf_core_field_offset(struct pglist_data, node_zones);
+	if (z < first || z - first >= nz || (z - first) % zsz || !is_pgdat(pg))
+		return false;
+	info->kind = LB_KIND_ZONE;
+	info->index = BPF_CORE_READ(pg, node_id);
+	bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), BPF_CORE_READ(zp, name));
+	return true;
+}
+
+/*
+ * lruvec->lru_lock (folio_lruvec_lock*()): a node's own lruvec (no memory
+ * cgroups, or memory cgroups off), or a memory cgroup's for one node, whose
+ * mem_cgroup_per_node is where the cgroup's nodeinfo[node] points.  Named by
+ * this structure, not by the slab cache the per-node info came from:
+ * kmalloc caches are merged with others (&pool_workqueue on 6.18).
+ */
+static __always_inline bool try_lruvec(struct lb_lock_info *info, __u64 lock)
+{
+	__u64 lv = lock - bpf_core_field_offset(struct lruvec, lru_lock), own, pnode = 0;
+	struct mem_cgroup_per_node *pn;
+	struct pglist_data *pg;
+	struct mem_cgroup *mc;
+	__u32 nid;
+
+	if (!bpf_core_field_exists(struct lruvec, pgdat)) {
+		/* Without CONFIG_MEMCG the node's own lruvec is the only one. */
+		pg = (void *)(lv - bpf_core_field_offset(struct pglist_data, __lruvec));
+		if (!is_pgdat(pg))
+			return false;
+		goto found;
+	}
+	pg = BPF_CORE_READ((struct lruvec *)lv, pgdat);
+	if (!is_pgdat(pg))
+		return false;
+	own = (__u64)pg + bpf_core_field_offset(struct pglist_data, __lruvec);
+	if (lv == own)
+		goto found;
+	pn = (void *)(lv - bpf_core_field_offset(struct mem_cgroup_per_node, lruvec));
+	mc = BPF_CORE_READ(pn, memcg);
+	nid = BPF_CORE_READ(pg, node_id);
+	if (!mc || nid >= LB_MAX_NODES ||
+	    bpf_probe_read_kernel(&pnode, sizeof(pnode),
+				  (void *)((__u64)mc + bpf_core_field_offset(struct mem_cgroup, nodeinfo) +
+					   nid * sizeof(pnode))) ||
+	    pnode != (__u64)pn)
+		return false;
+	info->cgroup = BPF_CORE_READ(mc, css.cgroup, kn, id);
+found:
+	info->kind = LB_KIND_LRU;
+	info->index = BPF_CORE_READ(pg, node_id);
+	return true;
+}
+
+/*
+ * A split page-table lock (pte_lockptr(), pmd_lockptr()) inside its page
+ * table's struct ptdesc: that page is typed a page table (PGTY_table, 6.12
+ * on) and in use.  Only where the lock is embedded (not ALLOC_SPLIT_PTLOCKS,
+ * whose locks come from the "page->ptl" cache: name_slab()).  Which mm the
+ * table belongs to is not recorded for PTE and PMD tables on x86 (pt_mm is
+ * set for PGDs only), so the name has no process.
+ */
+static __always_inline bool try_ptlock(struct lb_lock_info *info, __u64 lock)
+{
+	__u64 psz = bpf_core_type_size(struct page);
+	struct ptdesc *pt;
+	__u32 type;
+	int ref;
+
+	if (!bpf_core_type_exists(struct ptdesc) ||
+	    !bpf_core_enum_value_exists(enum pagetype, PGTY_table) ||
+	    bpf_core_field_size(struct ptdesc, ptl) != bpf_core_type_size(spinlock_t))
+		return false;
+	pt = (void *)(lock - bpf_core_field_offset(struct ptdesc, ptl));
+	/* The struct page array starts aligned: with a power-of-two page size, so is each. */
+	if (psz && !(psz & (psz - 1)) && ((__u64)pt & (psz - 1)))
+		return false;
+	type = BPF_CORE_READ(pt, __page_type);
+	ref = BPF_CORE_READ(pt, __page_refcount.counter);
+	if (type >> 24 != bpf_core_enum_value(enum pagetype, PGTY_table) || ref <= 0)
+		return false;
+	info->kind = LB_KIND_PTL;
+	return true;
+}
+
+/*
+ * Another process's siglock the waiter can name exactly: its parent's (an
+ * exit's do_notify_parent(), a stop's) or its tracer's.  Owner = that process.
+ */
+static __always_inline bool try_parent_siglock(struct lb_lock_info *info, __u64 lock,
+					       struct task_struct *t)
+{
+	__u64 off = bpf_core_field_offset(struct sighand_struct, siglock);
+	struct task_struct *p = BPF_CORE_READ(t, real_parent);
+
+	for (int i = 0; i < 2; i++) {
+		__u64 sh = p ? (__u64)BPF_CORE_READ(p, sighand) : 0;
+
+		if (sh && sh + off == lock) {
+			info->kind = LB_KIND_SIGLOCK;
+			info->owner_tgid = BPF_CORE_READ(p, tgid);
+			bpf_probe_read_kernel_str(info->owner_comm, sizeof(info->owner_comm), &p->comm);
+			return true;
+		}
+		p = BPF_CORE_READ(t, parent);
+	}
+	return false;
+}
+
+/*
+ * A lock in the sighand_cache (never merged: it has a constructor and is
+ * SLAB_TYPESAFE_BY_RCU): a siglock when the sighand_struct it would open
+ * has its signalfd wait queue's list where it must be (empty: pointing to
+ * itself, or its first entry pointing back).  Whose it is, nothing says.
+ */
+static __always_inline bool try_sighand(struct lb_lock_info *info, __u64 lock)
+{
+	struct sighand_struct *sh = (void *)(lock - bpf_core_field_offset(struct sighand_struct, siglock));
+	struct list_head *head = &sh->signalfd_wqh.head, *next;
+
+	next = BPF_CORE_READ(head, next);
+	if (!next || (next != head && BPF_CORE_READ(next, prev) != head))
+		return false;
+	info->kind = LB_KIND_SIGLOCK;
+	return true;
+}
+
+/*
+ * A task's pi_lock (try_to_wake_up(), the scheduler's and rt_mutex's): the
+ * task it would be in has a struct pid for its pid and a group leader of its
+ * thread group.  Named with the task's comm.
+ */
+static __always_inline bool try_pi_lock(struct lb_lock_info *info, __u64 lock)
+{
+	struct task_struct *t = (void *)(lock - bpf_core_field_offset(struct task_struct, pi_lock));
+	struct task_struct *leader;
+	struct pid *tp;
+	int pid, nr;
+
+	pid = BPF_CORE_READ(t, pid);
+	tp = BPF_CORE_READ(t, thread_pid);
+	leader = BPF_CORE_READ(t, group_leader);
+	if (pid <= 0 || !tp || !leader || BPF_CORE_READ(leader, tgid) != BPF_CORE_READ(t, tgid))
+		return false;
+	/* numbers[0]: the pid in the initial namespace, which task->pid is. */
+	if (bpf_probe_read_kernel(&nr, sizeof(nr), &tp->numbers[0].nr) || nr != pid)
+		return false;
+	info->kind = LB_KIND_PI;
+	bpf_probe_read_kernel_str(info->cache, LB_COMM_LEN, &t->comm);
+	return true;
+}
+
+/*
+ * A 9p transport channel's lock (net/9p/trans_virtio.c: each request and
+ * each completion takes it), or its client's (net/9p/client.c).  Named with
+ * the channel's mount tag.
+ */
+struct virtio_chan___mms {	/* a local type (not in every kernel's BTF), matched by CO-RE */
+	spinlock_t lock;
+	void *client;
+	struct virtio_device *vdev;
+	struct virtqueue *vq;
+	char *tag;
+} __attribute__((preserve_access_index));
+
+struct p9_client___mms {
+	spinlock_t lock;
+	void *trans;
+} __attribute__((preserve_access_index));
+
+/* A 9p virtio channel: its device's priv and its virtqueue's device lead back to it. */
+static __always_inline bool is_virtio_chan(struct virtio_chan___mms *ch)
+{
+	struct virtio_device *vdev = BPF_CORE_READ(ch, vdev);
+	struct virtqueue *vq = BPF_CORE_READ(ch, vq);
+
+	return vdev && vq && BPF_CORE_READ(vdev, priv) == ch && BPF_CORE_READ(vq, vdev) == vdev;
+}
+
+static __always_inline bool try_virtio_chan(struct lb_lock_info *info, __u64 lock)
+{
+	struct virtio_chan___mms *ch;
+	struct p9_client___mms *c;
+
+	if (!bpf_core_type_exists(struct virtio_chan___mms) ||
+	    !bpf_core_type_exists(struct p9_client___mms))
+		return false;
+	ch = (void *)(lock - bpf_core_field_offset(struct virtio_chan___mms, lock));
+	if (is_virtio_chan(ch)) {
+		info->kind = LB_KIND_9P_CHAN;
+		goto tag;
+	}
+	/* The 9p client's lock (its request tags): its transport is such a channel, its own. */
+	c = (void *)(lock - bpf_core_field_offset(struct p9_client___mms, lock));
+	ch = BPF_CORE_READ(c, trans);
+	if (!ch || BPF_CORE_READ(ch, client) != c || !is_virtio_chan(ch))
+		return false;
+	info->kind = LB_KIND_9P_CLIENT;
+tag:
+	bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), BPF_CORE_READ(ch, tag));
+	return true;
+}
+
+/* A block device's request queue: its disk's queue is it. */
+static __always_inline bool is_queue(struct request_queue *q)
+{
+	return q && BPF_CORE_READ(q, disk, queue) == q;
+}
+
+/*
+ * A hardware queue of request queue q: what q's hctx_table holds at its
+ * number (the xarray's head itself for queue 0 alone, else a slot of its
+ * one node).
+ */
+static __always_inline bool is_hctx(struct blk_mq_hw_ctx *h, struct request_queue *q)
+{
+	__u64 head = (__u64)BPF_CORE_READ(q, hctx_table.xa_head), slot = 0;
+	__u32 n = BPF_CORE_READ(h, queue_num);
+	struct xa_node *node;
+
+	if (head == (__u64)h)
+		return !n;
+	if ((head & 3) != 2 || n >= 64)
+		return false;
+	node = (void *)(head - 2);
+	if (BPF_CORE_READ(node, shift) ||
+	    bpf_probe_read_kernel(&slot, sizeof(slot), &node->slots[n & 63]))
+		return false;
+	return slot == (__u64)h;
+}
+
+/*
+ * The block layer's locks (index: LB_BLK_* order, lock_bpf.h): a request
+ * queue's queue_lock and requeue_lock, a hardware queue's lock, a flush
+ * queue's mq_flush_lock (its flush request's hardware queue holds it).
+ * cache = the disk's name.
+ */
+static __always_inline bool try_blk(struct lb_lock_info *info, __u64 lock)
+{
+	struct request_queue *q = NULL;
+	struct blk_flush_queue *fq;
+	struct blk_mq_hw_ctx *h;
+	struct gendisk *disk;
+	__u32 field;
+
+	q = (void *)(lock - bpf_core_field_offset(struct request_queue, queue_lock));
+	field = 0;
+	if (is_queue(q))
+		goto found;
+	q = (void *)(lock - bpf_core_field_offset(struct request_queue, requeue_lock));
+	field = 1;
+	if (is_queue(q))
+		goto found;
+	h = (void *)(lock - bpf_core_field_offset(struct blk_mq_hw_ctx, lock));
+	q = BPF_CORE_READ(h, queue);
+	field = 2;
+	if (is_queue(q) && is_hctx(h, q))
+		goto found;
+	fq = (void *)(lock - bpf_core_field_offset(struct blk_flush_queue, mq_flush_lock));
+	h = BPF_CORE_READ(fq, flush_rq, mq_hctx);
+	q = h ? BPF_CORE_READ(h, queue) : NULL;
+	field = 3;
+	if (h && BPF_CORE_READ(h, fq) == fq && is_queue(q) && is_hctx(h, q))
+		goto found;
+	return false;
+found:
+	info->kind = LB_KIND_BLK;
+	info->index = field;
+	disk = BPF_CORE_READ(q, disk);
+	bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), &disk->disk_name);
+	return true;
+}
+
+/*
+ * A slab cache's per-node list_lock (kmem_cache_node, perf's
+ * &kmem_cache_node): the first slab on its partial list belongs to a cache
+ * whose node[] holds it.  With no partial slab nothing tells.  cache = that
+ * cache's name.
+ */
+static __always_inline bool try_slab_node(struct lb_lock_info *info, __u64 lock)
+{
+	struct kmem_cache_node *n = (void *)(lock - bpf_core_field_offset(struct kmem_cache_node,
+									  list_lock));
+	__u64 head = (__u64)n + bpf_core_field_offset(struct kmem_cache_node, partial);
+	__u64 nodes = bpf_core_field_size(struct kmem_cache, node) / sizeof(__u64);
+	struct list_head *next = BPF_CORE_READ(n, partial.next);
+	struct kmem_cache *s;
+	struct slab *slab;
+
+	if (!next || (__u64)next == head)
+		return false;
+	slab = (void *)((__u64)next - bpf_core_field_offset(struct slab, slab_list));
+	s = BPF_CORE_READ(slab, slab_cache);
+	if (!s)
+		return false;
+	for (int i = 0; i < 8; i++) {
+		__u64 p = 0;
+
+		if (i >= nodes)
+			break;
+		if (bpf_probe_read_kernel(&p, sizeof(p), &s->node[i]) || p != (__u64)n)
+			continue;
+		info->kind = LB_KIND_SLAB_NODE;
+		bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), BPF_CORE_READ(s, name));
+		return true;
+	}
+	return false;
+}
+
+static __always_inline bool name_by_structure(struct lb_lock_info *info, __u64 lock)
+{
+	return try_rq(info, lock) || try_zone(info, lock) || try_lruvec(info, lock) ||
+	       try_ptlock(info, lock) || try_blk(info, lock) || try_virtio_chan(info, lock) ||
+	       try_slab_node(info, lock);
+}
+
+/* A pointer's value as a number (the verifier keeps pointers out of arithmetic with numbers). */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+#define LB_PCPU_CPUS 4096	/* per-CPU areas looked at, at most */
+
+struct pcpu_find {
+	__u64 lock;
+	__u64 base;		/* scratch's per-CPU pointer: its per_cpu_ptr() less a CPU's offset */
+	__u64 best;		/* the lock less the nearest per-CPU offset at or below it */
+	__u32 cpu;
+};
+
+static long pcpu_one(__u32 cpu, struct pcpu_find *x)
+{
+	__u32 zero = 0;
+	void *v = bpf_map_lookup_percpu_elem(&scratch, &zero, cpu);
+	__u64 off;
+
+	if (!v)
+		return 1;	/* past nr_cpu_ids */
+	off = ptr_value(v) - x->base;
+	if (off <= x->lock && x->lock - off < x->best) {
+		x->best = x->lock - off;
+		x->cpu = cpu;
+	}
+	return 0;
+}
+
+/*
+ * Per-CPU variables: CPU c's copy of one is at its address in the per-CPU
+ * section plus __per_cpu_offset[c].  The offsets come from a per-CPU map of
+ * our own (its per-CPU pointer against each CPU's copy); the lock less the
+ * nearest offset below it goes to user space, which names it when it falls
+ * in the section (kallsyms with CONFIG_KALLSYMS_ALL).
+ */
+static __always_inline void name_pcpu(struct lb_lock_info *info, __u64 lock)
+{
+	struct pcpu_find x = { .lock = lock, .best = ~0ULL };
+	struct bpf_array *arr = (void *)ptr_value(&scratch);
+
+	if (!bpf_core_field_exists(struct bpf_array, pptrs) ||
+	    bpf_probe_read_kernel(&x.base, sizeof(x.base), &arr->pptrs[0]) || !x.base)
+		return;
+	bpf_loop(LB_PCPU_CPUS, pcpu_one, &x, 0);
+	if (x.best != ~0ULL) {
+		info->pcpu = x.best + 1;
+		info->index = x.cpu;
+	}
 }
 
 static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
@@ -494,17 +1127,25 @@ static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
 	if (!bpf_get_kmem_cache) {
 		/*
 		 * Before 6.13 there is no slab lookup: the layouts alone tell, the
-		 * inode's (two pointers that must agree) before anon_vma's (a root
-		 * pointing to itself right before the rwsem).
+		 * structural ones first, then the inode's (two pointers that must
+		 * agree) before anon_vma's (a root pointing to itself right before
+		 * the rwsem).
 		 */
-		if (try_inode(info, lock) || try_anon_vma(info, lock))
+		if (name_by_structure(info, lock) || try_pi_lock(info, lock) || name_fs(info, lock) ||
+		    try_anon_vma(info, lock))
 			return;
-		info->wait_lock = try_inode(info, lock - wl) || try_anon_vma(info, lock - wl);
+		info->wait_lock = try_inode(info, lock - wl) || try_i_rwsem(info, lock - wl) ||
+				  try_anon_vma(info, lock - wl);
+		if (!info->wait_lock)
+			name_pcpu(info, lock);
 		return;
 	}
 	s = bpf_get_kmem_cache(lock);
-	if (!s)
+	if (!s) {
+		if (!name_by_structure(info, lock))
+			name_pcpu(info, lock);
 		return;
+	}
 	info->kind = LB_KIND_SLAB;
 	bpf_probe_read_kernel_str(info->cache, sizeof(info->cache), BPF_CORE_READ(s, name));
 	/* Each rwsem is also tried as its own wait_lock spinlock. */
@@ -516,12 +1157,36 @@ static __always_inline void name_slab(struct lb_lock_info *info, __u64 lock)
 		if (try_anon_vma(info, lock))
 			return;
 		info->wait_lock = try_anon_vma(info, lock - wl);
+	} else if (cache_is(info->cache, "task_struct", 12)) {
+		try_pi_lock(info, lock);
+	} else if (cache_is(info->cache, "kmem_cache_node", 16)) {
+		try_slab_node(info, lock);
+	} else if (cache_is(info->cache, "sighand_cache", 14)) {
+		try_sighand(info, lock);
+	} else if (cache_is(info->cache, "page->ptl", 10)) {
+		info->kind = LB_KIND_PTL;	/* ALLOC_SPLIT_PTLOCKS: the cache holds nothing else */
 	} else {
-		/* Inodes live in per-filesystem caches: validate, do not match names. */
-		if (try_inode(info, lock))
+		/*
+		 * Inodes live in per-filesystem caches (a block device's in
+		 * bdev_cache), memory cgroups' per-node info in kmalloc ones:
+		 * validate, do not match names.
+		 */
+		if (try_lruvec(info, lock) || name_fs(info, lock))
 			return;
-		info->wait_lock = try_inode(info, lock - wl);
+		info->wait_lock = try_inode(info, lock - wl) || try_i_rwsem(info, lock - wl);
 	}
+}
+
+/*
+ * A lock that is neither the waiter's own mm's or signal lock nor its
+ * parent's signal lock.  A global function: the verifier checks it once,
+ * not inside contention_begin.
+ */
+__noinline int lb_name_other(struct lb_lock_info *info, __u64 lock)
+{
+	if (info)
+		name_slab(info, lock);
+	return 0;
 }
 
 /*
@@ -544,7 +1209,7 @@ struct {
 /* Makes sure lock_infos has a fresh entry for this lock. */
 static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 tgid)
 {
-	__u32 seq = READ_ONCE(iv_seq), zero = 0, kind = LB_KIND_UNKNOWN;
+	__u32 seq = READ_ONCE(iv_seq), zero = 0, kind = LB_KIND_UNKNOWN, wait_lock = 0;
 	struct name_memo *memo = bpf_map_lookup_elem(&name_memos, &zero);
 	struct lb_lock_info *old, *info;
 	__u64 mm, sighand;
@@ -558,10 +1223,17 @@ static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 t
 	memo->seq = seq;
 	mm = (__u64)BPF_CORE_READ(t, mm);
 	sighand = (__u64)BPF_CORE_READ(t, sighand);
-	if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock))
+	if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock)) {
 		kind = LB_KIND_MMAP;
-	else if (sighand && lock == sighand + bpf_core_field_offset(struct sighand_struct, siglock))
+	} else if (mm && lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock) +
+					  bpf_core_field_offset(struct rw_semaphore, wait_lock)) {
+		/* Its wait_lock (the rwsem's slow paths; without a slab lookup, else unnamed). */
+		kind = LB_KIND_MMAP;
+		wait_lock = 1;
+	} else if (sighand &&
+		   lock == sighand + bpf_core_field_offset(struct sighand_struct, siglock)) {
 		kind = LB_KIND_SIGLOCK;
+	}
 	old = bpf_map_lookup_elem(&lock_infos, &lock);
 	if (old && old->seq + 1 >= seq &&
 	    (kind == LB_KIND_UNKNOWN || (old->kind == kind && old->owner_tgid == tgid)))
@@ -574,10 +1246,11 @@ static __always_inline void name_lock(__u64 lock, struct task_struct *t, __u32 t
 	if (kind != LB_KIND_UNKNOWN) {
 		/* The current task's own mm or signal lock: owner is its process. */
 		info->kind = kind;
+		info->wait_lock = wait_lock;
 		info->owner_tgid = tgid;
 		bpf_get_current_comm(info->owner_comm, sizeof(info->owner_comm));
-	} else {
-		name_slab(info, lock);
+	} else if (!try_parent_siglock(info, lock, t)) {
+		lb_name_other(info, lock);
 	}
 	bpf_map_update_elem(&lock_infos, &lock, info, BPF_ANY);
 }

@@ -800,6 +800,11 @@ static void file_name(struct lb_src *lb, const struct lb_lock_info *li, char *bu
 	size_t used = 0;
 	int nr = li->nr_names < LB_PATH_DEPTH ? li->nr_names : LB_PATH_DEPTH;
 
+	if (!nr && li->index) {
+		/* A block device's own inode (its page cache: metadata buffers). */
+		snprintf(buf, len, "bdev %u:%u", li->index >> 20, li->index & 0xfffff);
+		return;
+	}
 	if (!nr) {
 		snprintf(buf, len, "ino %llu on %u:%u", (unsigned long long)li->ino,
 			 li->dev >> 20, li->dev & 0xfffff);
@@ -820,6 +825,118 @@ static void file_name(struct lb_src *lb, const struct lb_lock_info *li, char *bu
 	if (strcmp(m->root, "/"))
 		memmove(path, path + strlen(m->root), strlen(path + strlen(m->root)) + 1);
 	snprintf(buf, len, "%s%s", strcmp(m->dir, "/") ? m->dir : "", path[0] ? path : "/");
+}
+
+#define SAME_KIND(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME_KIND(LB_KIND_SLAB, MMS_LOCK_SLAB) && SAME_KIND(LB_KIND_RQ, MMS_LOCK_RQ) &&
+	       SAME_KIND(LB_KIND_ZONE, MMS_LOCK_ZONE) && SAME_KIND(LB_KIND_LRU, MMS_LOCK_LRU) &&
+	       SAME_KIND(LB_KIND_PTL, MMS_LOCK_PTL) && SAME_KIND(LB_KIND_I_PAGES, MMS_LOCK_I_PAGES) &&
+	       SAME_KIND(LB_KIND_PI, MMS_LOCK_PI) && SAME_KIND(LB_KIND_I_RWSEM, MMS_LOCK_I_RWSEM) &&
+	       SAME_KIND(LB_KIND_I_LOCK, MMS_LOCK_I_LOCK) &&
+	       SAME_KIND(LB_KIND_EXT4_DATA_SEM, MMS_LOCK_EXT4_DATA_SEM) &&
+	       SAME_KIND(LB_KIND_EXT4_ES_LOCK, MMS_LOCK_EXT4_ES_LOCK) &&
+	       SAME_KIND(LB_KIND_EXT4_RAW_LOCK, MMS_LOCK_EXT4_RAW_LOCK) &&
+	       SAME_KIND(LB_KIND_F_POS, MMS_LOCK_F_POS) && SAME_KIND(LB_KIND_9P_CHAN, MMS_LOCK_9P_CHAN) &&
+	       SAME_KIND(LB_KIND_I_PRIVATE, MMS_LOCK_I_PRIVATE) &&
+	       SAME_KIND(LB_KIND_D_LOCK, MMS_LOCK_D_LOCK) &&
+	       SAME_KIND(LB_KIND_9P_CLIENT, MMS_LOCK_9P_CLIENT) && SAME_KIND(LB_KIND_JBD2, MMS_LOCK_JBD2) &&
+	       SAME_KIND(LB_KIND_BLK, MMS_LOCK_BLK) && SAME_KIND(LB_KIND_SLAB_NODE, MMS_LOCK_SLAB_NODE) &&
+	       SAME_KIND(LB_KIND_PERCPU, MMS_LOCK_PERCPU),
+	       "enum lb_kind is enum mms_lock_kind");
+
+static const char *const jbd2_fields[LB_JBD2_FIELDS] = {
+	"j_state_lock", "j_list_lock", "j_wait_transaction_locked", "j_wait_done_commit",
+	"j_wait_commit", "j_wait_updates", "j_wait_reserved", "j_checkpoint_mutex", "j_barrier",
+	"j_revoke_lock", "j_history_lock",
+};
+
+static const char *const blk_fields[LB_BLK_FIELDS] = {
+	"queue_lock", "requeue_lock", "hctx lock", "mq_flush_lock",
+};
+
+/* A memory cgroup's path by its id ("" when it cannot be told: gone, or cgroup v1). */
+static const char *memcg_path(uint64_t id)
+{
+	/* Lives as long as the process: ids -> paths do not depend on the source. */
+	static struct mms_cgroups *cg;
+
+	if (!cg && mms_cgroups_create(&cg))
+		return "";
+	return mms_cgroups_path(cg, id);
+}
+
+/*
+ * The detail of a lock named by its structure ("cpu 1", "Normal", "node 1
+ * Normal", "/system.slice"), or of a per-CPU variable (kind set to
+ * MMS_LOCK_PERCPU).  Kernel strings come cut to their fields' size.
+ */
+static void struct_detail(struct lb_src *lb, const struct lb_lock_info *li,
+			  struct mms_lock_hint *h, char *buf, size_t len)
+{
+	char sym[160], node[24] = "";
+	const char *path;
+
+	if (li->kind == LB_KIND_ZONE || li->kind == LB_KIND_LRU)
+		if (li->index)
+			snprintf(node, sizeof(node), "node %u", li->index);
+	switch (li->kind) {
+	case LB_KIND_RQ:
+		snprintf(buf, len, "cpu %u", li->index);
+		break;
+	case LB_KIND_ZONE:
+		snprintf(buf, len, "%s%s%.*s", node, *node && li->cache[0] ? " " : "",
+			 LB_CACHE_LEN, li->cache);
+		break;
+	case LB_KIND_LRU:
+		path = li->cgroup ? memcg_path(li->cgroup) : "";
+		snprintf(buf, len, "%s%s%s", path, *path && *node ? " " : "", node);
+		break;
+	case LB_KIND_PI:
+	case LB_KIND_9P_CHAN:
+	case LB_KIND_9P_CLIENT:
+	case LB_KIND_SLAB_NODE:
+		snprintf(buf, len, "%.*s", LB_CACHE_LEN, li->cache);
+		break;
+	case LB_KIND_JBD2:
+		snprintf(buf, len, "%s of %u:%u",
+			 li->index < LB_JBD2_FIELDS ? jbd2_fields[li->index] : "?", li->dev >> 20,
+			 li->dev & 0xfffff);
+		break;
+	case LB_KIND_BLK:
+		snprintf(buf, len, "%s of %.*s", li->index < LB_BLK_FIELDS ? blk_fields[li->index] : "?",
+			 LB_CACHE_LEN, li->cache);
+		break;
+	case LB_KIND_UNKNOWN:
+		if (li->pcpu && mms_ksyms_percpu_name(lb->ks, li->pcpu - 1, sym, sizeof(sym)) > 0) {
+			h->kind = MMS_LOCK_PERCPU;
+			snprintf(buf, len, "%s (cpu %u)", sym, li->index);
+		}
+		break;
+	default:
+		break;
+	}
+	if (*buf)
+		h->detail = buf;
+}
+
+/* Kinds whose detail is the file of the inode they are in (lb_lock_info's names). */
+static bool file_kind(uint32_t kind)
+{
+	switch (kind) {
+	case LB_KIND_I_MMAP:
+	case LB_KIND_I_PAGES:
+	case LB_KIND_I_RWSEM:
+	case LB_KIND_I_LOCK:
+	case LB_KIND_EXT4_DATA_SEM:
+	case LB_KIND_EXT4_ES_LOCK:
+	case LB_KIND_EXT4_RAW_LOCK:
+	case LB_KIND_F_POS:
+	case LB_KIND_I_PRIVATE:
+	case LB_KIND_D_LOCK:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, uint32_t *id)
@@ -853,9 +970,12 @@ static int resolve_lock(struct lb_src *lb, struct mms_store *st, uint64_t addr, 
 		li.cache[LB_CACHE_LEN - 1] = '\0';
 		if (li.kind == LB_KIND_SLAB) {
 			h.detail = li.cache;
-		} else if (li.kind == LB_KIND_I_MMAP) {
+		} else if (file_kind(li.kind)) {
 			file_name(lb, &li, detail, sizeof(detail));
 			h.detail = detail;
+		} else {
+			detail[0] = '\0';
+			struct_detail(lb, &li, &h, detail, sizeof(detail));
 		}
 	}
 	err = mms_lock_common_lock(lb->lc, st, &h, id);

@@ -15,6 +15,15 @@
 #define LB_PATH_DEPTH 6		/* dentry names kept for an i_mmap_rwsem's file */
 #define LB_NAME_LEN 32		/* one dentry name (longer ones are cut) */
 #define LB_CACHE_LEN 32		/* slab cache name */
+/*
+ * The journal_t locks LB_KIND_JBD2 names, in its index's order: j_state_lock,
+ * j_list_lock, the wait queues j_wait_transaction_locked, j_wait_done_commit,
+ * j_wait_commit, j_wait_updates, j_wait_reserved, then j_checkpoint_mutex,
+ * j_barrier, j_revoke_lock, j_history_lock.
+ */
+#define LB_JBD2_FIELDS 11
+/* LB_KIND_BLK's index: request_queue's queue_lock, requeue_lock, an hctx's lock, mq_flush_lock. */
+#define LB_BLK_FIELDS 4
 #define LB_MAX_STACK 127	/* frames the kernel keeps per stack (PERF_MAX_STACK_DEPTH) */
 
 /*
@@ -194,6 +203,26 @@ enum lb_kind {
 	LB_KIND_ANON_VMA = 4,
 	LB_KIND_SIGLOCK = 5,
 	LB_KIND_SLAB = 6,
+	LB_KIND_RQ = 7,		/* a runqueue's __lock; index = its CPU */
+	LB_KIND_ZONE = 8,	/* zone->lock (the buddy allocator's); cache = zone name, index = node */
+	LB_KIND_LRU = 9,	/* lruvec->lru_lock; index = node, cgroup = its memcg's cgroup id */
+	LB_KIND_PTL = 10,	/* a split page-table lock (ptdesc->ptl) */
+	LB_KIND_I_PAGES = 11,	/* address_space->i_pages' xa_lock (the page cache); file as I_MMAP */
+	LB_KIND_PI = 12,	/* task_struct->pi_lock; cache = the task's comm */
+	LB_KIND_I_RWSEM = 13,	/* inode->i_rwsem; file as I_MMAP */
+	LB_KIND_I_LOCK = 14,	/* inode->i_lock; file as I_MMAP */
+	LB_KIND_EXT4_DATA_SEM = 15,	/* ext4_inode_info->i_data_sem; file as I_MMAP */
+	LB_KIND_EXT4_ES_LOCK = 16,	/* ext4_inode_info->i_es_lock; file as I_MMAP */
+	LB_KIND_EXT4_RAW_LOCK = 17,	/* ext4_inode_info->i_raw_lock; file as I_MMAP */
+	LB_KIND_F_POS = 18,	/* file->f_pos_lock; file as I_MMAP */
+	LB_KIND_9P_CHAN = 19,	/* a 9p virtio transport channel's lock; cache = its mount tag */
+	LB_KIND_I_PRIVATE = 20,	/* address_space->i_private_lock; file as I_MMAP */
+	LB_KIND_D_LOCK = 21,	/* dentry->d_lock; the dentry's path as I_MMAP's */
+	LB_KIND_9P_CLIENT = 22,	/* a 9p client's lock (over virtio); cache = the channel's tag */
+	LB_KIND_JBD2 = 23,	/* a lock of ext4's jbd2 journal; index = the field, dev = the fs */
+	LB_KIND_BLK = 24,	/* a block layer lock; index = the field, cache = the disk */
+	LB_KIND_SLAB_NODE = 25,	/* kmem_cache_node->list_lock; cache = the slab cache */
+	LB_KIND_PERCPU = 26,	/* set by user space only: a per-CPU variable (kallsyms, pcpu) */
 };
 
 /* What contention_begin found out about a lock address (LRU map by address). */
@@ -203,8 +232,22 @@ struct lb_lock_info {
 	__u32 owner_tgid;
 	__u32 seq;		/* iv_seq when named: renamed when older than an interval */
 	char owner_comm[LB_COMM_LEN];
-	char cache[LB_CACHE_LEN];	/* slab cache, or "" */
-	/* I_MMAP: the file, names innermost first, up to the fs root if root set. */
+	char cache[LB_CACHE_LEN];	/* slab cache, zone (ZONE), comm (PI), tag (9P_CHAN) or "" */
+	/*
+	 * RQ: the CPU; ZONE, LRU: the NUMA node; the inode kinds of a block
+	 * device's inode: its i_rdev (kernel dev_t); else the CPU of pcpu.
+	 */
+	__u32 index;
+	__u32 pad1;
+	__u64 cgroup;		/* LRU: the lruvec's memory cgroup (its cgroup id), 0: the node's own */
+	/*
+	 * Not named otherwise and not in a slab object: the lock less the
+	 * per-CPU offset of CPU index, the nearest at or below it, plus 1 (0:
+	 * none).  Inside the static per-CPU area that is the per-CPU symbol's
+	 * address (user space looks it up in kallsyms).
+	 */
+	__u64 pcpu;
+	/* The inode kinds (I_MMAP ... F_POS): the file, names innermost first, up to the fs root if root set. */
 	__u64 ino;
 	__u32 dev;		/* kernel dev_t: major << 20 | minor */
 	__u16 nr_names;

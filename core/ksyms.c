@@ -271,24 +271,31 @@ static bool by_name_index(const struct mms_ksyms *cks)
 	return true;
 }
 
-uint64_t mms_ksyms_addr(const struct mms_ksyms *ks, const char *name)
+static const struct mms_ksym *by_name(const struct mms_ksyms *ks, const char *name)
 {
 	size_t lo = 0, hi = ks->nr;
 
 	if (!by_name_index(ks))
-		return 0;
+		return NULL;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int c = strcmp(ks->by_name[mid]->name, name);
 
 		if (!c)
-			return ks->by_name[mid]->addr;
+			return ks->by_name[mid];
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return 0;
+	return NULL;
+}
+
+uint64_t mms_ksyms_addr(const struct mms_ksyms *ks, const char *name)
+{
+	const struct mms_ksym *s = by_name(ks, name);
+
+	return s ? s->addr : 0;
 }
 
 int mms_ksyms_format(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_t len)
@@ -342,6 +349,32 @@ int mms_ksyms_data_name(const struct mms_ksyms *ks, uint64_t addr, char *buf, si
 	    !strncmp(s->name, "__end", 5) || !strncmp(s->name, "__bss", 5) ||
 	    !strcmp(s->name, "_sdata") || !strcmp(s->name, "_edata") ||
 	    !strcmp(s->name, "_end") || addr - s->addr >= 65536)
+		return 0;
+	if (s->addr == addr)
+		return snprintf(buf, len, "%s", s->name);
+	return snprintf(buf, len, "%s+%#llx", s->name, (unsigned long long)(addr - s->addr));
+}
+
+int mms_ksyms_percpu_name(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_t len)
+{
+	const struct mms_ksym *start, *end, *s;
+
+	/*
+	 * The section's bounds are symbols too (x86-64: __per_cpu_start is 0);
+	 * without CONFIG_KALLSYMS_ALL there are neither, nor variables.
+	 */
+	if (!ks || ks->hidden)
+		return 0;
+	start = by_name(ks, "__per_cpu_start");
+	end = by_name(ks, "__per_cpu_end");
+	if (!start || !end || addr < start->addr || addr >= end->addr)
+		return 0;
+	s = mms_ksyms_find(ks, addr);
+	/* At one address the markers may sort last: the variable there is the name. */
+	while (s && s > ks->syms && s[-1].addr == s->addr && !strncmp(s->name, "__per_cpu", 9))
+		s--;
+	if (!s || s->addr < start->addr || !strncmp(s->name, "__per_cpu", 9) ||
+	    addr - s->addr >= 65536)
 		return 0;
 	if (s->addr == addr)
 		return snprintf(buf, len, "%s", s->name);

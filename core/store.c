@@ -746,6 +746,26 @@ static const char *const kind_names[MMS_LOCK_KIND_NR] = {
 	[MMS_LOCK_ANON_VMA] = "anon_vma",
 	[MMS_LOCK_SIGLOCK] = "siglock",
 	[MMS_LOCK_SLAB] = "slab",
+	[MMS_LOCK_RQ] = "rq_lock",
+	[MMS_LOCK_ZONE] = "zone_lock",
+	[MMS_LOCK_LRU] = "lru_lock",
+	[MMS_LOCK_PTL] = "ptlock",
+	[MMS_LOCK_I_PAGES] = "i_pages",
+	[MMS_LOCK_PI] = "pi_lock",
+	[MMS_LOCK_I_RWSEM] = "i_rwsem",
+	[MMS_LOCK_I_LOCK] = "i_lock",
+	[MMS_LOCK_EXT4_DATA_SEM] = "i_data_sem",
+	[MMS_LOCK_EXT4_ES_LOCK] = "i_es_lock",
+	[MMS_LOCK_EXT4_RAW_LOCK] = "i_raw_lock",
+	[MMS_LOCK_F_POS] = "f_pos_lock",
+	[MMS_LOCK_9P_CHAN] = "virtio_chan",
+	[MMS_LOCK_I_PRIVATE] = "i_private_lock",
+	[MMS_LOCK_D_LOCK] = "d_lock",
+	[MMS_LOCK_9P_CLIENT] = "p9_client",
+	[MMS_LOCK_JBD2] = "jbd2",
+	[MMS_LOCK_BLK] = "blk",
+	[MMS_LOCK_SLAB_NODE] = "list_lock",
+	[MMS_LOCK_PERCPU] = "percpu",
 };
 
 const char *mms_lock_kind_name(enum mms_lock_kind k)
@@ -772,8 +792,31 @@ int mms_store_lock_label(const struct mms_store *st, uint32_t lock_id, char *buf
 					mms_store_get_str(st, l->owner_comm_id));
 		break;
 	case MMS_LOCK_I_MMAP:
+	case MMS_LOCK_RQ:
+	case MMS_LOCK_ZONE:
+	case MMS_LOCK_LRU:
+	case MMS_LOCK_I_PAGES:
+	case MMS_LOCK_PI:
+	case MMS_LOCK_I_RWSEM:
+	case MMS_LOCK_I_LOCK:
+	case MMS_LOCK_EXT4_DATA_SEM:
+	case MMS_LOCK_EXT4_ES_LOCK:
+	case MMS_LOCK_EXT4_RAW_LOCK:
+	case MMS_LOCK_F_POS:
+	case MMS_LOCK_9P_CHAN:
+	case MMS_LOCK_I_PRIVATE:
+	case MMS_LOCK_D_LOCK:
+	case MMS_LOCK_9P_CLIENT:
+	case MMS_LOCK_JBD2:
+	case MMS_LOCK_BLK:
+	case MMS_LOCK_SLAB_NODE:
 		if (*detail)
 			return snprintf(buf, len, "%s (%s)", name, detail);
+		break;
+	case MMS_LOCK_PERCPU:
+		/* The variable, not the kind: "cpu_worker_pools+0x318 (cpu 1)". */
+		if (*detail)
+			return snprintf(buf, len, "%s", detail);
 		break;
 	default:
 		break;

@@ -52,5 +52,11 @@ bool mms_ksyms_is_irq_entry(const struct mms_ksyms *ks, uint64_t addr);
  * Returns the length written, 0 when no data symbol covers it.
  */
 int mms_ksyms_data_name(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_t len);
+/*
+ * Names a static per-CPU variable by its address in the per-CPU section (a
+ * CPU's copy less that CPU's per-CPU offset): "cpu_worker_pools+0x318".
+ * Returns the length written, 0 when kallsyms has no per-CPU symbol there.
+ */
+int mms_ksyms_percpu_name(const struct mms_ksyms *ks, uint64_t addr, char *buf, size_t len);
 
 #endif

@@ -38,6 +38,27 @@ enum mms_lock_kind {
 	MMS_LOCK_ANON_VMA,	/* anon_vma->root->rwsem */
 	MMS_LOCK_SIGLOCK,	/* sighand->siglock; owner = process */
 	MMS_LOCK_SLAB,		/* inside a slab object; detail = cache */
+	/* Named by the structure they live in (lock_bpf.bpf.c verifies it). */
+	MMS_LOCK_RQ,		/* a runqueue's lock ("rq_lock", as perf); detail = "cpu N" */
+	MMS_LOCK_ZONE,		/* zone->lock; detail = zone ("Normal", "node 1 Normal") */
+	MMS_LOCK_LRU,		/* lruvec->lru_lock; detail = memory cgroup path and/or node */
+	MMS_LOCK_PTL,		/* a split page-table lock (in the table's struct ptdesc) */
+	MMS_LOCK_I_PAGES,	/* address_space->i_pages (page cache xarray); detail = file */
+	MMS_LOCK_PI,		/* task_struct->pi_lock; detail = the task's comm */
+	MMS_LOCK_I_RWSEM,	/* inode->i_rwsem; detail = file */
+	MMS_LOCK_I_LOCK,	/* inode->i_lock; detail = file */
+	MMS_LOCK_EXT4_DATA_SEM,	/* ext4's i_data_sem; detail = file */
+	MMS_LOCK_EXT4_ES_LOCK,	/* ext4's i_es_lock; detail = file */
+	MMS_LOCK_EXT4_RAW_LOCK,	/* ext4's i_raw_lock; detail = file */
+	MMS_LOCK_F_POS,		/* file->f_pos_lock; detail = file */
+	MMS_LOCK_9P_CHAN,	/* a 9p virtio channel's lock; detail = its mount tag */
+	MMS_LOCK_I_PRIVATE,	/* address_space->i_private_lock; detail = file */
+	MMS_LOCK_D_LOCK,	/* dentry->d_lock; detail = the dentry's path */
+	MMS_LOCK_9P_CLIENT,	/* a 9p client's lock; detail = its channel's mount tag */
+	MMS_LOCK_JBD2,		/* a jbd2 journal's lock; detail = "j_state_lock of 254:0" */
+	MMS_LOCK_BLK,		/* a block layer lock; detail = "requeue_lock of vda" */
+	MMS_LOCK_SLAB_NODE,	/* a slab cache's per-node list_lock; detail = the cache */
+	MMS_LOCK_PERCPU,	/* a static per-CPU variable; detail = "symbol+0xoff (cpu N)" */
 	MMS_LOCK_KIND_NR
 };
 
