@@ -33,10 +33,15 @@ rm -f "$out/status" "$out/guest.log" "$out/console.log"
 # sockets of one core: the guest has no ACPI, so it finds CPUs in SeaBIOS's
 # MP table, which lists only the first logical CPU of each package (-smp 2
 # alone is one socket of two cores, and the guest booted with one CPU).
+# MMS_QEMU_CPU (default max) and MMS_QEMU_SMP (default 2) change the guest's CPU model
+# and count: tests/kernel/run.sh's names guest boots max,-hypervisor with 4 CPUs.
+cpu=${MMS_QEMU_CPU:-max}
+smp=${MMS_QEMU_SMP:-2}
+case $smp in [1-9]|1[0-6]) ;; *) say "MMS_QEMU_SMP=$smp: 1 to 16 CPUs"; exit 2 ;; esac
 start=$(date +%s.%N)
 set +e
 timeout -k 5 "$limit" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -m 2G -smp 2,sockets=2,cores=1,threads=1 \
+	-accel tcg,thread=multi -cpu "$cpu" -m 2G -smp "$smp,sockets=$smp,cores=1,threads=1" \
 	-nographic -no-reboot -nodefaults -serial "file:$out/console.log" \
 	-kernel "$kdir/bzImage" \
 	-append "root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro console=ttyS0 panic=1 init=$init" \

@@ -94,6 +94,22 @@ mms_run() {
 # vma_merge_existing_range() for changed ones or, where the compiler folded
 # that into its only caller, commit_merge() returning 0 less vma_expand()
 # returning 0 (vma_expand() commits through commit_merge() too).
+# mms_start NAME ARGS...: `mmscope record ARGS` system-wide into OUT/NAME.mmscope in the
+# background (pid in mms_pid, stderr in OUT/NAME.err), back once it collects (its start
+# takes seconds under TCG) or has died.  The caller stops it with SIGTERM.
+mms_start() {
+	local name=$1
+	shift
+	MMSCOPE_START_TIMES=$OUT/$name.marks timeout 600 "$MMSCOPE" record \
+		-o "$OUT/$name.mmscope" --force "$@" --duration 500 \
+		>"$OUT/$name.rec.out" 2>"$OUT/$name.err" &
+	mms_pid=$!
+	for _ in $(seq 600); do
+		grep -q ' collecting$' "$OUT/$name.marks" 2>/dev/null && break
+		kill -0 $mms_pid 2>/dev/null || break
+		sleep 0.5
+	done
+}
 kprobe_setup() {
 	echo >$T/kprobe_events
 	echo 'p:mms_split __split_vma' >>$T/kprobe_events || return 1
@@ -129,6 +145,8 @@ log "variant $VARIANT, kernel $(uname -r)"
 		$T/available_filter_functions | sed 's/^/ftrace /'
 	cat /sys/kernel/mm/transparent_hugepage/enabled | sed 's/^/thp /'
 	echo "cpus $(nproc)"
+	# virt_spin_lock(): with this CPUID bit spinlocks never reach contention_begin.
+	grep -qw hypervisor /proc/cpuinfo && echo "cpuflag hypervisor" || echo "cpuflag no-hypervisor"
 	dmesg 2>/dev/null | grep -E 'smpboot: Allowing|smp: Brought up' | sed 's/^/dmesg /'
 	[ -f /proc/config.gz ] && zcat /proc/config.gz | grep -E '^CONFIG_PER_VMA_LOCK' |
 		sed 's/^/config /'
@@ -140,6 +158,9 @@ kprobe_setup || log "kprobe events unavailable"
 ev_kp=$(sed -n 's|^[pr][0-9]*:kprobes/\([a-z_]*\) .*|kprobes:\1|p' $T/kprobe_events | tr '\n' ' ')
 log "kprobes: $ev_kp"
 
+# GUEST_ONLY=names (run.sh's names guest: 4 CPUs, no CPUID hypervisor bit) runs the
+# lock names' part alone.
+if [ "${GUEST_ONLY:-}" != names ]; then
 # Part 1: the tracepoints themselves (patched kernel) and the kprobe oracle.
 if [ "$VARIANT" = patched ]; then
 	trace_window tp-mprotect "$ev_vma" "$WL/mprotect_toggle" -n "$N_TOGGLE" -w
@@ -151,6 +172,7 @@ fi
 trace_window kp-mprotect "$ev_kp" "$WL/mprotect_toggle" -n "$N_TOGGLE" -w
 trace_window kp-pageout "$ev_kp" taskset -c 0 "$WL/pageout_loop" \
 	-f /run/disk/pageout.dat -m "$N_PAGES" -n 1 -w
+fi
 
 # Part 2: mmscope.  Skipped with a reason when the binary is not there yet.
 if [ ! -x "$MMSCOPE" ]; then
@@ -161,6 +183,8 @@ fi
 "$MMSCOPE" check >"$OUT/check.txt" 2>&1
 echo "rc=$?" >>"$OUT/check.txt"
 log "mmscope check done"
+
+if [ "${GUEST_ONLY:-}" != names ]; then
 
 if [ "$VARIANT" = patched ]; then
 	oracle_vma=$ev_vma
@@ -219,15 +243,8 @@ vmstat_vl() {
 }
 if grep -q '^vma_lock_success ' /proc/vmstat; then
 	log "vma-lock: record with the kernel's counters"
-	MMSCOPE_START_TIMES=$OUT/mm-vma-lock.marks timeout 600 "$MMSCOPE" record \
-		-o "$OUT/mm-vma-lock.mmscope" --force --vma-lock --vma-source off --rmap-source off \
-		--duration 500 >"$OUT/mm-vma-lock.err" 2>&1 &
-	vl_mms=$!
-	for _ in $(seq 600); do
-		grep -q ' collecting$' "$OUT/mm-vma-lock.marks" 2>/dev/null && break
-		kill -0 $vl_mms 2>/dev/null || break
-		sleep 0.5
-	done
+	mms_start mm-vma-lock --vma-lock --vma-source off --rmap-source off
+	vl_mms=$mms_pid
 	vmstat_vl >"$OUT/mm-vma-lock.before"
 	"$WL/vma_fallback" -s 6 -t 2 -M 64 -m >"$OUT/mm-vma-lock.out" 2>&1
 	echo "workload_rc=$?" >>"$OUT/mm-vma-lock.out"
@@ -253,11 +270,84 @@ for try in 1 2 3; do
 	grep -q '"name": *"anon_vma"' "$OUT/mm-names-anon.json" && break
 done
 echo "tries=$try" >>"$OUT/mm-names-anon.out"
+fi
+if [ "${GUEST_ONLY:-}" = names ]; then
+# Locks named by the structure they live in (spinlocks: rq_lock, pi_lock, zone_lock,
+# lru_lock, ptlock, siglock of another process, i_pages, per-CPU variables), each
+# contended by one lock_kinds mode, all at once.  Only a guest without the CPUID
+# hypervisor bit (else virt_spin_lock() spins without contention_begin) and with 3 CPUs
+# or more (the native queued spinlock reaches it only for a third waiter) shows them:
+# run.sh's names guest (GUEST_ONLY=names) is such a guest; the others skip this.
+# The oracle of rq_lock's names: the runqueues the kernel locks, each with its CPU,
+# from a kprobe on raw_spin_rq_lock_nested(rq, subclass) (rq->cpu at its offset in
+# the kernel's BTF), for a second of thread wake-ups.
+rq_oracle() {
+	local off
+	off=$(bpftool btf dump file /sys/kernel/btf/vmlinux format raw 2>/dev/null | awk '
+		/^\[[0-9]+\] STRUCT .rq. / { f = 1; next }
+		f && /^\[/ { f = 0 }
+		f && /^\t.cpu. / { sub(/.*bits_offset=/, ""); print $1 / 8; exit }')
+	[ -n "$off" ] || { echo "no offset of rq.cpu (bpftool)" >"$OUT/mm-names-rq.oracle"; return; }
+	trace_reset
+	echo "p:mms_rq raw_spin_rq_lock_nested rq=%di:x64 cpu=+$off(%di):s32" >>$T/kprobe_events ||
+		{ echo "kprobe refused" >"$OUT/mm-names-rq.oracle"; return; }
+	echo 1 >$T/events/kprobes/mms_rq/enable
+	echo 1 >$T/tracing_on
+	"$WL/lock_kinds" -m wake -t 2 -s 1 >/dev/null
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/kprobes/mms_rq/enable
+	grep -o 'rq=0x[0-9a-f]* cpu=[0-9]*' $T/trace | sort | uniq -c >"$OUT/mm-names-rq.oracle"
+	echo '-:mms_rq' >>$T/kprobe_events
+	trace_reset
+}
+rq_oracle
+# 64 KiB anonymous THPs meanwhile (order 4: above the per-CPU lists' orders), so that
+# -m page allocates and frees under zone->lock itself.
+mthp=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
+mthp_was=$(sed -n 's/.*\[\(.*\)\].*/\1/p' $mthp 2>/dev/null)
+[ -n "$mthp_was" ] && echo always >$mthp
+# -m page runs alone first: zone->lock is held briefly, and only a third waiter shows.
+mms_run mm-names-kinds "" --vma-source off --rmap-source off -- bash -c "
+	\"$WL/lock_kinds\" -m page -t 8 -s 3
+	for m in wake pi signal; do \"$WL/lock_kinds\" -m \$m -t 3 -s 5 & done
+	\"$WL/lock_kinds\" -m page -t 4 -s 5 &
+	\"$WL/lock_kinds\" -m ptl -t 5 -s 5 &
+	\"$WL/lock_kinds\" -m drain -t 8 -s 5 &
+	\"$WL/lock_kinds\" -m write -t 3 -s 5 -f /run/disk/kinds-w.dat &
+	\"$WL/lock_kinds\" -m mwrite -t 6 -s 5 -f /run/disk/kinds.dat &
+	wait"
+[ -n "$mthp_was" ] && echo "$mthp_was" >$mthp
+fi
+# The demo's workloads (examples/demo.mmscope): two processes' mmap churn on a shared
+# file, a MADV_PAGEOUT loop, a fork+exec loop and mprotect toggles, recorded
+# system-wide: how many of the rows and how much of the wait time have a name.  The
+# programs run from the guest's tmpfs: exec'ing them from the 9p root would add the
+# 9p channel's locks, which are this harness's, not the demo's.
+mkdir -p /run/demo
+cp "$WL/mmap_churn" "$WL/pageout_loop" "$WL/execl_loop" "$WL/mprotect_toggle" /run/demo/
+demo_load() {
+	local end=$((SECONDS + $1)) d=/run/demo
+	"$d/mmap_churn" -t 2 -P 2 -s "$1" -f /run/disk/demo-shared.dat -S >/dev/null 2>&1 &
+	"$d/pageout_loop" -f /run/disk/demo-po.dat -m 256 -s "$1" >/dev/null 2>&1 &
+	"$d/execl_loop" -s "$1" >/dev/null 2>&1 &
+	while [ $SECONDS -lt $end ]; do "$d/mprotect_toggle" -n 2000 >/dev/null 2>&1; done &
+	wait
+}
+# The workloads start once mmscope collects (its start takes seconds under TCG).
+log "names-demo: record system-wide while the demo's workloads run"
+mms_start mm-names-demo --vma-source off --rmap-source off
+nd_mms=$mms_pid
+# In a subshell: its wait must not wait for mmscope.
+(demo_load 10)
+kill -TERM $nd_mms 2>/dev/null
+wait $nd_mms
+echo "rc=$?" >>"$OUT/mm-names-demo.rec.out"
+log "names-demo: done"
 # The patch-mail A/B (tests/kernel/ab.sh compares the two 6.12 kernels on the host): the
 # seeds' vma_prepare workload, four processes splitting and shrinking VMAs of one shared
 # file, three runs with its own score.  The same sources on both kernels (fentry for the
 # VMA rows, which both allow), so that the kernels are what differs, not the tracer.
-if [ "$KVERSION" = 6.12 ]; then
+if [ "$KVERSION" = 6.12 ] && [ "${GUEST_ONLY:-}" != names ]; then
 	mkdir -p "$OUT/ab"
 	log "ab: record --runs 3 of vma_split_file"
 	"$MMSCOPE" record --runs 3 --cooldown 1 --score-default --vma-source fentry \

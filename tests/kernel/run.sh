@@ -16,6 +16,9 @@
 # unpatched") pick the kernels.  6.1 is a second tier: it runs only when its
 # kernel is already cached (a cold 6.1 build would double the suite's cold
 # time), unless MMSCOPE_KERNEL_BUILD_61=1 asks for the build.
+# KERNEL_GUEST=names boots the first variant's kernel as the names guest instead: 4
+# CPUs without the CPUID hypervisor bit, where spinlock waits reach contention_begin
+# (guest-tests.sh runs the lock names' part alone there; results in out-VERSION-names/).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,6 +28,12 @@ wl=$(realpath "$2")
 kt=$(realpath "$3")
 version=${KERNEL_VERSION:-6.12}
 variants=${KERNEL_VARIANTS:-patched unpatched}
+guest=${KERNEL_GUEST:-}
+case $guest in
+'') qemu_env=() ;;
+names) variants=${variants%% *} qemu_env=(MMS_QEMU_CPU=max,-hypervisor MMS_QEMU_SMP=4) ;;
+*) echo "KERNEL_GUEST=$guest: only names" >&2; exit 2 ;;
+esac
 # Sizes: big enough that a miscount cannot hide, small enough for TCG.
 n_toggle=200 n_noop=333 n_grow=100 n_pages=256 n_thp=4
 
@@ -37,7 +46,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 command -v qemu-system-x86_64 >/dev/null || "$top/kernel/build.sh" --deps-only || exit 77
 payload=("$mmscope" "$wl/mprotect_toggle" "$wl/pageout_loop" "$wl/mmap_churn" "$wl/fork_anon"
-	 "$wl/vma_split_file" "$wl/vma_fallback" "$wl/lock_owner" "$kt/vma_grow" "$kt/thp_pageout")
+	 "$wl/vma_split_file" "$wl/vma_fallback" "$wl/lock_owner" "$wl/lock_kinds" "$wl/execl_loop"
+	 "$kt/vma_grow" "$kt/thp_pageout")
 for p in "${payload[@]}"; do
 	[ -x "$p" ] || { say "FAIL: $p is not built"; exit 1; }
 done
@@ -65,13 +75,13 @@ for v in $variants; do
 	fi
 	say "$version $v kernel: $kdir ($(( $(date +%s) - tb )) s, $(cat "$kdir/done"))"
 
-	out=$kt/out-$version-$v
+	out=$kt/out-$version-${guest:-$v}
 	rm -rf "$out"
 	mkdir -p "$out/bin"
 	cp "${payload[@]}" "$top/tests/kernel/guest-tests.sh" "$out/bin/" ||
 		{ say "FAIL: cannot copy the guest's programs into $out/bin"; exit 1; }
 	cat >"$out/job.sh" <<EOF
-export OUT=/run/out VARIANT=$v KVERSION=$version MMSCOPE=/run/out/bin/mmscope
+export OUT=/run/out VARIANT=$v KVERSION=$version MMSCOPE=/run/out/bin/mmscope GUEST_ONLY=$guest
 export WL=/run/out/bin KT=/run/out/bin
 export N_TOGGLE=$n_toggle N_NOOP=$n_noop N_GROW=$n_grow N_PAGES=$n_pages N_THP=$n_thp
 exec bash /run/out/bin/guest-tests.sh
@@ -79,9 +89,9 @@ EOF
 	tb=$(date +%s)
 	# A hang guard, not a budget: on the shared 2-core machine at load 20+ the
 	# unpatched guest took 717 s and the patched one (more steps) over 900.
-	"$top/kernel/boot.sh" "$kdir" "$out" 1500
+	env "${qemu_env[@]}" "$top/kernel/boot.sh" "$kdir" "$out" 1500
 	rc=$?
-	say "$version $v guest: exit $rc after $(( $(date +%s) - tb )) s; log $out/guest.log"
+	say "$version $v${guest:+ $guest} guest: exit $rc after $(( $(date +%s) - tb )) s; log $out/guest.log"
 	[ -f "$out/guest.log" ] && sed 's/^/  | /' "$out/guest.log"
 	if [ $rc = 77 ]; then
 		say "SKIP: qemu cannot run here"
@@ -92,7 +102,7 @@ EOF
 		failed=$((failed + 1))
 		continue
 	fi
-	python3 "$top/tests/kernel/check.py" "$out" "$v" "$version" "$mmscope" \
+	GUEST_ONLY=$guest python3 "$top/tests/kernel/check.py" "$out" "$v" "$version" "$mmscope" \
 		$n_toggle $n_noop $n_grow $n_pages $n_thp | tee "$out/check.log"
 	p=$(sed -n 's/^[a-z]*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$out/check.log" |
 		tail -n1)
