@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_load.h"
@@ -98,6 +99,12 @@ struct lb_src {
 	struct mount_ent *mounts;
 	uint32_t nr_mounts;
 	bool mounts_fresh;		/* reread at most once per drain */
+
+	/* Static per-CPU variables, from vmlinux BTF at the first per-CPU lock (pcpu_btf_load()). */
+	struct pcpu_var *pcpu_vars;
+	uint32_t nr_pcpu_vars;
+	char *pcpu_names;
+	bool pcpu_tried;
 
 	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
 	struct mms_short *dead;
@@ -865,6 +872,106 @@ static const char *memcg_path(uint64_t id)
 	return mms_cgroups_path(cg, id);
 }
 
+/* A static per-CPU variable: its offset in the per-CPU section, its size, its name. */
+struct pcpu_var {
+	uint32_t off, size;
+	uint32_t name;			/* offset in pcpu_names */
+};
+
+static int pcpu_var_cmp(const void *a, const void *b)
+{
+	const struct pcpu_var *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * The per-CPU section's variables from vmlinux BTF's .data..percpu DATASEC
+ * (pahole emits it even where it emits no other variable, as on kernels
+ * without CONFIG_KALLSYMS_ALL).  Parsed once, at the first per-CPU lock, and
+ * the BTF freed again; x86-64 links the section at 0, so a DATASEC offset is
+ * the variable's address there.
+ */
+static void pcpu_btf_load(struct lb_src *lb)
+{
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t = NULL;
+	size_t names = 0, used = 0;
+	struct btf *btf;
+	uint32_t id, n, vlen = 0;
+
+	lb->pcpu_tried = true;
+#if defined(__x86_64__)
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		return;
+	n = btf__type_cnt(btf);
+	for (id = 1; id < n; id++) {
+		t = btf__type_by_id(btf, id);
+		if (btf_is_datasec(t) && !strcmp(btf__name_by_offset(btf, t->name_off),
+						  ".data..percpu"))
+			break;
+	}
+	if (id < n)
+		vlen = btf_vlen(t);
+	vs = vlen ? btf_var_secinfos(t) : NULL;
+	for (uint32_t i = 0; i < vlen; i++)
+		names += strlen(btf__name_by_offset(btf, btf__type_by_id(btf, vs[i].type)->name_off)) + 1;
+	lb->pcpu_vars = vlen ? calloc(vlen, sizeof(*lb->pcpu_vars)) : NULL;
+	lb->pcpu_names = vlen ? malloc(names) : NULL;
+	if (!lb->pcpu_vars || !lb->pcpu_names) {
+		free(lb->pcpu_vars);
+		free(lb->pcpu_names);
+		lb->pcpu_vars = NULL;
+		lb->pcpu_names = NULL;
+		btf__free(btf);
+		return;
+	}
+	for (uint32_t i = 0; i < vlen; i++) {
+		const char *nm = btf__name_by_offset(btf, btf__type_by_id(btf, vs[i].type)->name_off);
+		size_t l = strlen(nm) + 1;
+
+		if (!*nm || !vs[i].size)
+			continue;
+		lb->pcpu_vars[lb->nr_pcpu_vars++] = (struct pcpu_var){
+			.off = vs[i].offset, .size = vs[i].size, .name = (uint32_t)used,
+		};
+		memcpy(lb->pcpu_names + used, nm, l);
+		used += l;
+	}
+	qsort(lb->pcpu_vars, lb->nr_pcpu_vars, sizeof(*lb->pcpu_vars), pcpu_var_cmp);
+	btf__free(btf);
+#endif
+}
+
+/* A per-CPU section address as "var" or "var+0xoff", from BTF; 0 when none covers it. */
+static int pcpu_btf_name(struct lb_src *lb, uint64_t addr, char *buf, size_t len)
+{
+	uint32_t lo = 0, hi;
+	const struct pcpu_var *v;
+
+	if (!lb->pcpu_tried)
+		pcpu_btf_load(lb);
+	hi = lb->nr_pcpu_vars;
+	while (lo < hi) {	/* the first variable past addr */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (lb->pcpu_vars[mid].off <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	v = &lb->pcpu_vars[lo - 1];
+	if (addr - v->off >= v->size)
+		return 0;
+	if (addr == v->off)
+		return snprintf(buf, len, "%s", lb->pcpu_names + v->name);
+	return snprintf(buf, len, "%s+%#llx", lb->pcpu_names + v->name,
+			(unsigned long long)(addr - v->off));
+}
+
 /*
  * The detail of a lock named by its structure ("cpu 1", "Normal", "node 1
  * Normal", "/system.slice"), or of a per-CPU variable (kind set to
@@ -907,7 +1014,9 @@ static void struct_detail(struct lb_src *lb, const struct lb_lock_info *li,
 			 LB_CACHE_LEN, li->cache);
 		break;
 	case LB_KIND_UNKNOWN:
-		if (li->pcpu && mms_ksyms_percpu_name(lb->ks, li->pcpu - 1, sym, sizeof(sym)) > 0) {
+		/* BTF first (it knows each variable's size), kallsyms where BTF has no section. */
+		if (li->pcpu && (pcpu_btf_name(lb, li->pcpu - 1, sym, sizeof(sym)) > 0 ||
+				 mms_ksyms_percpu_name(lb->ks, li->pcpu - 1, sym, sizeof(sym)) > 0)) {
 			h->kind = MMS_LOCK_PERCPU;
 			snprintf(buf, len, "%s (cpu %u)", sym, li->index);
 		}
@@ -1325,6 +1434,8 @@ static void lb_destroy(struct mms_source *src)
 	free(lb->keys);
 	free(lb->vals);
 	free(lb->mounts);
+	free(lb->pcpu_vars);
+	free(lb->pcpu_names);
 	free(lb);
 	src->priv = NULL;
 }
