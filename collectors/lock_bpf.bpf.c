@@ -461,10 +461,6 @@ static __always_inline bool inode_ok(struct inode *inode)
 }
 
 /*
- * The lock is the inode's, of kind: the file's names go to info (innermost
- * first), or for a block device's inode its device.
- */
-/*
  * A dentry's path into info, innermost name first, up to the filesystem's
  * root if root gets set.  A global function (verified once, for any
  * caller): info may be NULL to it.
@@ -518,11 +514,6 @@ __noinline int lb_inode_names(struct lb_lock_info *info, __u64 inode_addr, __u32
 					     bpf_core_field_offset(struct dentry, d_u.d_alias));
 }
 
-static __always_inline void inode_names(struct lb_lock_info *info, struct inode *inode, __u32 kind)
-{
-	lb_inode_names(info, (__u64)inode, kind);
-}
-
 /* A lock at offset field of an inode. */
 static __always_inline bool try_inode_at(struct lb_lock_info *info, __u64 addr, __u64 field,
 					 __u32 kind)
@@ -531,7 +522,7 @@ static __always_inline bool try_inode_at(struct lb_lock_info *info, __u64 addr, 
 
 	if (!inode_ok(inode))
 		return false;
-	inode_names(info, inode, kind);
+	lb_inode_names(info, (__u64)inode, kind);
 	return true;
 }
 
@@ -581,7 +572,7 @@ static __always_inline bool try_ext4_at(struct lb_lock_info *info, __u64 addr, _
 	    bpf_probe_read_kernel(fs, sizeof(fs), BPF_CORE_READ(inode, i_sb, s_type, name)) ||
 	    !cache_is(fs, "ext4", 5))
 		return false;
-	inode_names(info, inode, kind);
+	lb_inode_names(info, (__u64)inode, kind);
 	return true;
 }
 
@@ -609,7 +600,7 @@ static __always_inline bool try_f_pos(struct lb_lock_info *info, __u64 addr)
 	if (!inode || BPF_CORE_READ(f, f_mapping) != BPF_CORE_READ(inode, i_mapping) ||
 	    !inode_ok(inode))
 		return false;
-	inode_names(info, inode, LB_KIND_F_POS);
+	lb_inode_names(info, (__u64)inode, LB_KIND_F_POS);
 	return true;
 }
 

@@ -861,17 +861,6 @@ static const char *const blk_fields[LB_BLK_FIELDS] = {
 	"queue_lock", "requeue_lock", "hctx lock", "mq_flush_lock",
 };
 
-/* A memory cgroup's path by its id ("" when it cannot be told: gone, or cgroup v1). */
-static const char *memcg_path(uint64_t id)
-{
-	/* Lives as long as the process: ids -> paths do not depend on the source. */
-	static struct mms_cgroups *cg;
-
-	if (!cg && mms_cgroups_create(&cg))
-		return "";
-	return mms_cgroups_path(cg, id);
-}
-
 /* A static per-CPU variable: its offset in the per-CPU section, its size, its name. */
 struct pcpu_var {
 	uint32_t off, size;
@@ -995,7 +984,9 @@ static void struct_detail(struct lb_src *lb, const struct lb_lock_info *li,
 			 LB_CACHE_LEN, li->cache);
 		break;
 	case LB_KIND_LRU:
-		path = li->cgroup ? memcg_path(li->cgroup) : "";
+		path = mms_lock_common_cgroup_path(lb->lc, li->cgroup);
+		if (!path)
+			path = "";
 		snprintf(buf, len, "%s%s%s", path, *path && *node ? " " : "", node);
 		break;
 	case LB_KIND_PI:

@@ -287,11 +287,15 @@ bool mms_lock_common_target_ok(const struct mms_lock_common *lc, uint32_t cpu, u
 	return !lc->nr_cgroup_ids || i < lc->nr_cgroup_ids;
 }
 
+const char *mms_lock_common_cgroup_path(struct mms_lock_common *lc, uint64_t id)
+{
+	return id ? mms_cgroups_path(lc->cgroups, id) : NULL;
+}
+
 uint32_t mms_lock_common_task(struct mms_lock_common *lc, struct mms_store *st, uint32_t tid,
 			      uint32_t tgid, const char *comm, uint64_t cgroup)
 {
-	return mms_store_task_cg(st, tid, tgid, comm,
-				 cgroup ? mms_cgroups_path(lc->cgroups, cgroup) : NULL);
+	return mms_store_task_cg(st, tid, tgid, comm, mms_lock_common_cgroup_path(lc, cgroup));
 }
 
 static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)

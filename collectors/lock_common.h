@@ -40,6 +40,8 @@ void mms_lock_common_destroy(struct mms_lock_common *lc);
  * source that loads its BPF while kallsyms is still being read).
  */
 void mms_lock_common_set_ksyms(struct mms_lock_common *lc, const struct mms_ksyms *ks);
+/* A cgroup's path by its id (the resolver the tasks' cgroups use); NULL when unknown. */
+const char *mms_lock_common_cgroup_path(struct mms_lock_common *lc, uint64_t id);
 /* Does create() need the symbols now (an -L entry that may be a symbol)? */
 bool mms_lock_common_filters_need_ksyms(const struct mms_options *opts);
 /* Last create() failure as a sentence for users ("" when none). */
