@@ -66,4 +66,5 @@ def check(name, args, want):
 check('mmap_churn', ['-t', '1', '-P', '3', '-s', '30', '-f',
                      os.path.join(scratch, 'orphans.dat')], 2)
 check('fork_anon', ['-w', '2', '-s', '30'], 2)
+check('brk_loop', ['-P', '2', '-s', '30'], 2)
 sys.exit(1 if failures else 0)

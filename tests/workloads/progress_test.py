@@ -54,6 +54,7 @@ def check(name, args, final_key, ms=100, secs=1.0):
 check('fork_anon', ['-w', '2'], 'forks')
 check('mmap_churn', ['-t', '2', '-P', '2', '-f', os.path.join(scratch, 'progress.churn')], 'ops')
 check('execl_loop', [], 'execs')
+check('brk_loop', ['-P', '2', '-m', '1'], 'ops')
 check('pageout_loop', ['-f', os.path.join(scratch, 'progress.pageout'), '-m', '64'], 'iters')
 # A chain of execs has no process to print from: refused, not silently ignored.
 rc = subprocess.run([os.path.join(wl, 'execl_loop'), '-c', '-i', '100', '-n', '2'],
