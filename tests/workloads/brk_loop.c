@@ -30,14 +30,6 @@
 
 #define BATCH 64	/* ops a process counts before it adds them to the shared total */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "brk_loop: %s: %s\n", what, strerror(errno));

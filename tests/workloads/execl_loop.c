@@ -26,14 +26,6 @@
 
 #include "progress.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "execl_loop: %s: %s\n", what, strerror(errno));

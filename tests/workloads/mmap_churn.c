@@ -48,14 +48,6 @@ struct churn {
 	atomic_long *ops;	/* shared between processes */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "mmap_churn: %s: %s\n", what, strerror(errno));

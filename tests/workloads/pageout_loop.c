@@ -39,14 +39,6 @@
 #define MADV_PAGEOUT 21
 #endif
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "pageout_loop: %s: %s\n", what, strerror(errno));
