@@ -1068,21 +1068,37 @@ static __always_inline __u64 ptr_value(const void *p)
 struct pcpu_find {
 	__u64 lock;
 	__u64 base;		/* scratch's per-CPU pointer: its per_cpu_ptr() less a CPU's offset */
-	__u64 best;		/* the lock less the nearest per-CPU offset at or below it */
+	__u64 anchor;		/* this CPU's runqueue in the section (lb_lock_info.pcpu_anchor), or 0 */
+	__u64 best;		/* the chosen CPU's distance (below) */
+	__u64 at;		/* the lock less the chosen CPU's per-CPU offset */
 	__u32 cpu;
 };
 
+/*
+ * CPU c's candidate is the lock less c's per-CPU offset: where the lock would
+ * be linked in the section were it c's copy.  With an anchor, the candidate
+ * nearest to it (per-CPU units are much further apart than the section is
+ * long); without one, a section linked at 0: the nearest offset at or below.
+ */
 static long pcpu_one(__u32 cpu, struct pcpu_find *x)
 {
 	__u32 zero = 0;
 	void *v = bpf_map_lookup_percpu_elem(&scratch, &zero, cpu);
-	__u64 off;
+	__u64 off, at, d;
 
 	if (!v)
 		return 1;	/* past nr_cpu_ids */
 	off = ptr_value(v) - x->base;
-	if (off <= x->lock && x->lock - off < x->best) {
-		x->best = x->lock - off;
+	at = x->lock - off;
+	if (x->anchor)
+		d = at > x->anchor ? at - x->anchor : x->anchor - at;
+	else if (off <= x->lock)
+		d = at;
+	else
+		return 0;
+	if (d < x->best) {
+		x->best = d;
+		x->at = at;
 		x->cpu = cpu;
 	}
 	return 0;
@@ -1091,21 +1107,34 @@ static long pcpu_one(__u32 cpu, struct pcpu_find *x)
 /*
  * Per-CPU variables: CPU c's copy of one is at its address in the per-CPU
  * section plus __per_cpu_offset[c].  The offsets come from a per-CPU map of
- * our own (its per-CPU pointer against each CPU's copy); the lock less the
- * nearest offset below it goes to user space, which names it when it falls
- * in the section (kallsyms with CONFIG_KALLSYMS_ALL).
+ * our own (its per-CPU pointer against each CPU's copy).  The section's
+ * address comes from this CPU's runqueue, which its tasks' fair run queues
+ * point to (user space knows where runqueues is in the section from BTF).
+ * The lock's address in the section goes to user space, which names it when
+ * it falls inside.
  */
 static __always_inline void name_pcpu(struct lb_lock_info *info, __u64 lock)
 {
 	struct pcpu_find x = { .lock = lock, .best = ~0ULL };
 	struct bpf_array *arr = (void *)ptr_value(&scratch);
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 zero = 0;
+	void *mine;
+	__u64 rq;
 
 	if (!bpf_core_field_exists(struct bpf_array, pptrs) ||
 	    bpf_probe_read_kernel(&x.base, sizeof(x.base), &arr->pptrs[0]) || !x.base)
 		return;
+	mine = bpf_map_lookup_elem(&scratch, &zero);
+	if (bpf_core_field_exists(struct cfs_rq, rq) && mine) {
+		rq = (__u64)BPF_CORE_READ(t, se.cfs_rq, rq);
+		if (rq)
+			x.anchor = rq - (ptr_value(mine) - x.base);
+	}
 	bpf_loop(LB_PCPU_CPUS, pcpu_one, &x, 0);
 	if (x.best != ~0ULL) {
-		info->pcpu = x.best + 1;
+		info->pcpu = x.at + 1;
+		info->pcpu_anchor = x.anchor ? x.anchor + 1 : 0;
 		info->index = x.cpu;
 	}
 }

@@ -104,6 +104,7 @@ struct lb_src {
 	struct pcpu_var *pcpu_vars;
 	uint32_t nr_pcpu_vars;
 	char *pcpu_names;
+	int64_t pcpu_rq_off;		/* runqueues' offset in the section, -1: not in BTF */
 	bool pcpu_tried;
 
 	/* System-wide: short-lived processes' exits (NULL: rows of their own). */
@@ -878,8 +879,8 @@ static int pcpu_var_cmp(const void *a, const void *b)
  * The per-CPU section's variables from vmlinux BTF's .data..percpu DATASEC
  * (pahole emits it even where it emits no other variable, as on kernels
  * without CONFIG_KALLSYMS_ALL).  Parsed once, at the first per-CPU lock, and
- * the BTF freed again; x86-64 links the section at 0, so a DATASEC offset is
- * the variable's address there.
+ * the BTF freed again.  A DATASEC offset is from the section's start: 0 on
+ * x86-64 before 6.15, in the kernel image since (pcpu_btf_name()).
  */
 static void pcpu_btf_load(struct lb_src *lb)
 {
@@ -890,6 +891,7 @@ static void pcpu_btf_load(struct lb_src *lb)
 	uint32_t id, n, vlen = 0;
 
 	lb->pcpu_tried = true;
+	lb->pcpu_rq_off = -1;
 #if defined(__x86_64__)
 	btf = btf__load_vmlinux_btf();
 	if (libbpf_get_error(btf))
@@ -922,6 +924,8 @@ static void pcpu_btf_load(struct lb_src *lb)
 
 		if (!*nm || !vs[i].size)
 			continue;
+		if (!strcmp(nm, "runqueues"))
+			lb->pcpu_rq_off = vs[i].offset;
 		lb->pcpu_vars[lb->nr_pcpu_vars++] = (struct pcpu_var){
 			.off = vs[i].offset, .size = vs[i].size, .name = (uint32_t)used,
 		};
@@ -933,14 +937,25 @@ static void pcpu_btf_load(struct lb_src *lb)
 #endif
 }
 
-/* A per-CPU section address as "var" or "var+0xoff", from BTF; 0 when none covers it. */
-static int pcpu_btf_name(struct lb_src *lb, uint64_t addr, char *buf, size_t len)
+/*
+ * A per-CPU address in the section as "var" or "var+0xoff", from BTF; 0 when
+ * none covers it.  The section's start is where this CPU's runqueue is
+ * linked (the program's anchor) less runqueues' offset; without an anchor,
+ * a section linked at 0.
+ */
+static int pcpu_btf_name(struct lb_src *lb, const struct lb_lock_info *li, char *buf, size_t len)
 {
+	uint64_t addr = li->pcpu - 1;
 	uint32_t lo = 0, hi;
 	const struct pcpu_var *v;
 
 	if (!lb->pcpu_tried)
 		pcpu_btf_load(lb);
+	if (li->pcpu_anchor) {
+		if (lb->pcpu_rq_off < 0)
+			return 0;
+		addr -= li->pcpu_anchor - 1 - (uint64_t)lb->pcpu_rq_off;
+	}
 	hi = lb->nr_pcpu_vars;
 	while (lo < hi) {	/* the first variable past addr */
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -1006,7 +1021,7 @@ static void struct_detail(struct lb_src *lb, const struct lb_lock_info *li,
 		break;
 	case LB_KIND_UNKNOWN:
 		/* BTF first (it knows each variable's size), kallsyms where BTF has no section. */
-		if (li->pcpu && (pcpu_btf_name(lb, li->pcpu - 1, sym, sizeof(sym)) > 0 ||
+		if (li->pcpu && (pcpu_btf_name(lb, li, sym, sizeof(sym)) > 0 ||
 				 mms_ksyms_percpu_name(lb->ks, li->pcpu - 1, sym, sizeof(sym)) > 0)) {
 			h->kind = MMS_LOCK_PERCPU;
 			snprintf(buf, len, "%s (cpu %u)", sym, li->index);

@@ -244,9 +244,16 @@ struct lb_lock_info {
 	 * Not named otherwise and not in a slab object: the lock less the
 	 * per-CPU offset of CPU index, the nearest at or below it, plus 1 (0:
 	 * none).  Inside the static per-CPU area that is the per-CPU symbol's
-	 * address (user space looks it up in kallsyms).
+	 * address (user space looks it up in BTF and kallsyms).
 	 */
 	__u64 pcpu;
+	/*
+	 * With pcpu: where this CPU's runqueue is linked in the per-CPU
+	 * section (its address less this CPU's per-CPU offset), plus 1 (0: not
+	 * known).  The section is linked at 0 before 6.15 on x86-64 and in the
+	 * kernel image since, so user space takes its start from here.
+	 */
+	__u64 pcpu_anchor;
 	/* The inode kinds (I_MMAP ... F_POS): the file, names innermost first, up to the fs root if root set. */
 	__u64 ino;
 	__u32 dev;		/* kernel dev_t: major << 20 | minor */
