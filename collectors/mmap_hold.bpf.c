@@ -118,11 +118,13 @@ static __always_inline void holder_acquired(struct mm_struct *mm, bool write, __
 }
 
 /*
- * The write hold ends.  A hold some waiter found open takes its holder's
- * stack here, in the holder's own call that took the lock (perf lock
+ * The write hold ends.  A hold some waiter found open, or that has waiters
+ * now, takes its holder's stack here, in the holder's own call that took the lock (perf lock
  * contention takes owners' stacks at release too): the lock is still held,
  * so this runs only for holds that made someone wait, once.
  */
+#define MH_RWSEM_FLAG_WAITERS (1UL << 1)	/* kernel/locking/rwsem.c, since 4.20 */
+
 static __always_inline void holder_released(void *ctx, struct mm_struct *mm, __u64 id)
 {
 	__u64 lock = (__u64)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
@@ -132,6 +134,13 @@ static __always_inline void holder_released(void *ctx, struct mm_struct *mm, __u
 
 	if (!h || h->pid != (__u32)id)
 		return;
+	/*
+	 * A waiter that began before this hold (behind a reader, or the lock
+	 * free) did not ask; the rwsem's waiters flag says someone waits now.
+	 */
+	if (!READ_ONCE(h->want) &&
+	    (BPF_CORE_READ(mm, mmap_lock.count.counter) & MH_RWSEM_FLAG_WAITERS))
+		WRITE_ONCE(h->want, 1);
 	if (READ_ONCE(h->want) && !h->rel.nr) {
 		n = bpf_get_stack(ctx, h->rel.ips, sizeof(h->rel.ips), 0);
 		h->rel.nr = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
