@@ -84,16 +84,14 @@ fi
 # the hold programs' write holders at their end (--mmap-hold).  The mappers
 # pause 200 us after each munmap: without it, on 2 CPUs, they mostly queue
 # behind each other's munmap (which holds the lock as a reader after
-# downgrading it), and that wait is theirs, not the holder's.  A 256 MiB region
-# keeps each mprotect() long beside a munmap() on a fast machine (64 MiB left
-# 6-10 % of the wait behind readers or no owner on 6.18; 256: none).  The holder's own
+# downgrading it), and that wait is theirs, not the holder's.  The holder's own
 # waits (--by task) are not the mappers'.
 mmap_share() {	# WHAT MMSCOPE-ARGS...
 	local what=$1 h
 	shift
 	rm -f "$tmp/mmap.mmscope"
 	MMSCOPE_SELF_COST=1 "$mms" record --lock-owner "$@" -L mmap_lock -o "$tmp/mmap.mmscope" \
-		--duration 5 -- "$wl" -m mmap -p 200 -M 256 -s 2 >"$tmp/mmap.out" 2>"$tmp/mmap.err" || {
+		--duration 5 -- "$wl" -m mmap -p 200 -s 2 >"$tmp/mmap.out" 2>"$tmp/mmap.err" || {
 		bad "$what: record failed"; sed 's/^/    /' "$tmp/mmap.err"; return; }
 	# The lock source's count of waits it booked to a write holder (self-cost's last line).
 	if [ $# -gt 0 ] && ! grep -Eq 'self-cost: stack-cache .* holders=[1-9]' "$tmp/mmap.err"; then
