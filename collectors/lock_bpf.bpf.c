@@ -1118,18 +1118,16 @@ static __always_inline void name_pcpu(struct lb_lock_info *info, __u64 lock)
 	struct pcpu_find x = { .lock = lock, .best = ~0ULL };
 	struct bpf_array *arr = (void *)ptr_value(&scratch);
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u32 zero = 0;
-	void *mine;
 	__u64 rq;
 
 	if (!bpf_core_field_exists(struct bpf_array, pptrs) ||
 	    bpf_probe_read_kernel(&x.base, sizeof(x.base), &arr->pptrs[0]) || !x.base)
 		return;
-	mine = bpf_map_lookup_elem(&scratch, &zero);
-	if (bpf_core_field_exists(struct cfs_rq, rq) && mine) {
+	/* info is this CPU's scratch element: its address less base is this CPU's offset. */
+	if (bpf_core_field_exists(struct cfs_rq, rq)) {
 		rq = (__u64)BPF_CORE_READ(t, se.cfs_rq, rq);
 		if (rq)
-			x.anchor = rq - (ptr_value(mine) - x.base);
+			x.anchor = rq - (ptr_value(info) - x.base);
 	}
 	bpf_loop(LB_PCPU_CPUS, pcpu_one, &x, 0);
 	if (x.best != ~0ULL) {

@@ -117,14 +117,15 @@ static __always_inline void holder_acquired(struct mm_struct *mm, bool write, __
 	WRITE_ONCE(hs->head, head + 1);
 }
 
-/*
- * The write hold ends.  A hold some waiter found open, or that has waiters
- * now, takes its holder's stack here, in the holder's own call that took the lock (perf lock
- * contention takes owners' stacks at release too): the lock is still held,
- * so this runs only for holds that made someone wait, once.
- */
 #define MH_RWSEM_FLAG_WAITERS (1UL << 1)	/* kernel/locking/rwsem.c, since 4.20 */
 
+/*
+ * The write hold ends.  A hold some waiter found open, or that has waiters
+ * now, takes its holder's stack here, in the holder's own call that took
+ * the lock (perf lock contention takes owners' stacks at release too): the
+ * lock is still held, so this runs only for holds that made someone wait,
+ * once.
+ */
 static __always_inline void holder_released(void *ctx, struct mm_struct *mm, __u64 id)
 {
 	__u64 lock = (__u64)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);

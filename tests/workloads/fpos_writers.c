@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 #define CHUNK 65536
 #define WRAP (64L << 20)	/* the file starts over past this */
 
@@ -27,12 +29,10 @@ static double secs = 2;
 static atomic_long writes;
 static char buf[CHUNK];
 
+/* progress.h's clock, in seconds. */
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)now_ns() / 1e9;
 }
 
 static void *writer(void *arg)

@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
+
 #define PT_SPAN (2UL << 20)	/* what one page table maps (x86-64) */
 
 static const char *mode = "wake", *path;
@@ -71,12 +73,10 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* progress.h's clock, in seconds. */
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)now_ns() / 1e9;
 }
 
 struct pair {
