@@ -86,21 +86,46 @@ static __always_inline __u32 switches(struct task_struct *t)
  * long as the time since (a 331 ms spinlock wait on an rq lock was seen once
  * in 12 oracle runs).
  */
-static __always_inline bool spin_stale(const struct lb_frame *f, __u32 sw)
+static __always_inline bool spin_wait(__u32 flags)
 {
-	return (READ_ONCE(f->key.flags) & (LB_F_SPIN | LB_F_MUTEX)) == LB_F_SPIN &&
-	       READ_ONCE(f->key.lock) && READ_ONCE(f->sw) != sw;
+	return (flags & (LB_F_SPIN | LB_F_MUTEX)) == LB_F_SPIN;
+}
+
+/*
+ * On a CPU's stack of spin waits (spins) a frame is also stale when another
+ * task began it: the task on the CPU changed, so its wait is over.
+ */
+static __always_inline bool spin_stale(const struct lb_frame *f, __u32 sw, __u32 pid)
+{
+	return spin_wait(READ_ONCE(f->key.flags)) && READ_ONCE(f->key.lock) &&
+	       (READ_ONCE(f->sw) != sw || READ_ONCE(f->key.pid) != pid);
 }
 
 /* The depth once stale frames on top are dropped. */
-static __always_inline __u32 drop_stale(struct lb_task *ts, __u32 d, __u32 sw)
+static __always_inline __u32 drop_stale(struct lb_task *ts, __u32 d, __u32 sw, __u32 pid)
 {
 	for (int k = 0; k < LB_MAX_DEPTH; k++) {
-		if (!d || !spin_stale(&ts->f[(d - 1) & (LB_MAX_DEPTH - 1)], sw))
+		if (!d || !spin_stale(&ts->f[(d - 1) & (LB_MAX_DEPTH - 1)], sw, pid))
 			break;
 		d--;
 	}
 	return d;
+}
+
+/* A wait in progress of this lock on ts: 1 + its index, or 0 (stale frames above it skipped). */
+static __always_inline __u32 find_frame(struct lb_task *ts, __u32 d, __u64 addr, __u32 sw,
+					__u32 pid)
+{
+	for (int k = 0; k < LB_MAX_DEPTH; k++) {
+		struct lb_frame *f;
+
+		if (k >= d)
+			break;
+		f = &ts->f[(d - 1 - k) & (LB_MAX_DEPTH - 1)];
+		if (READ_ONCE(f->key.lock) == addr && !spin_stale(f, sw, pid))
+			return d - k;
+	}
+	return 0;
 }
 
 /* Written by user space through the mmap'ed .bss. */
@@ -126,6 +151,33 @@ struct {
 	__type(key, int);
 	__type(value, struct lb_task);
 } tasks SEC(".maps");
+
+/*
+ * Spin waits' frames (spinlocks and rwlocks, not a mutex's spin): such a
+ * waiter spins with preemption off, so its wait begins and ends on one CPU
+ * and waits nest there only through interrupts.  Kept per CPU, as perf
+ * keeps them: a task that only ever spun (a fork loop's children, on
+ * tasklist_lock and the run queues) gets no task storage, whose creation
+ * and freeing at exit cost more than its waits' records.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_task);
+} spins SEC(".maps");
+
+/*
+ * System-wide: one bit per tgid whose threads waited, so its exit is worth
+ * announcing (short_exit); cleared when its last thread exits.  Sized by
+ * user space to PID_MAX_LIMIT bits; 1 entry when not grouping short processes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} row_tgids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1832,6 +1884,36 @@ static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 fla
 		holder_stack(f, lock);
 }
 
+/* ---- Processes with rows (short_exit) ------------------------------------ */
+
+static __always_inline __u64 *rows_word(__u32 tgid, __u64 *bit)
+{
+	__u32 w = tgid / 64;
+
+	*bit = 1ULL << (tgid & 63);
+	return bpf_map_lookup_elem(&row_tgids, &w);
+}
+
+static __always_inline void mark_rows(__u32 tgid)
+{
+	__u64 bit, *v = rows_word(tgid, &bit);
+
+	if (v && !(READ_ONCE(*v) & bit))
+		__sync_fetch_and_or(v, bit);
+}
+
+/* Whether p's process waited; its last thread clears that. */
+static __always_inline bool had_rows(struct task_struct *p)
+{
+	__u64 bit, *v = rows_word(p->tgid, &bit);
+
+	if (!v || !(READ_ONCE(*v) & bit))
+		return false;
+	if (!p->signal->live.counter)
+		__sync_fetch_and_and(v, ~bit);
+	return true;
+}
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
@@ -1853,17 +1935,18 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	if (self_cost)
 		t0 = bpf_ktime_get_ns();
 	t = bpf_get_current_task_btf();
-	ts = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = spin_wait(flags) ? bpf_map_lookup_elem(&spins, &zero) :
+		bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
 	/* The process has rows now: its exit is worth announcing (short_exit). */
-	if (pid != tgid && READ_ONCE(lb_short_ns))
-		bpf_task_storage_get(&tasks, t->group_leader, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (READ_ONCE(lb_short_ns))
+		mark_rows(tgid);
 	sw = switches(t);
 	d = READ_ONCE(ts->depth);
-	nd = drop_stale(ts, d, sw);
+	nd = drop_stale(ts, d, sw, pid);
 	if (nd != d) {
 		count(LB_C_STALE);
 		WRITE_ONCE(ts->depth, nd);
@@ -1968,7 +2051,7 @@ SEC("tp_btf/contention_end")
 int BPF_PROG(contention_end, void *lock, int ret)
 {
 	__u64 addr = (__u64)lock, now, start;
-	__u32 zero = 0, d, i, h, sw;
+	__u32 zero = 0, d, i, h, sw, pid;
 	struct task_struct *t;
 	struct lb_ring *r;
 	struct lb_task *ts;
@@ -1978,51 +2061,42 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	if (empty_handlers)
 		return 0;
 	t = bpf_get_current_task_btf();
-	ts = bpf_task_storage_get(&tasks, t, 0, 0);
-	if (!ts)
-		return 0;	/* never waited while followed: nothing to do, no clock read */
 	now = bpf_ktime_get_ns();
 	sw = switches(t);
-	d = READ_ONCE(ts->depth);
-	if (!d || d > LB_MAX_DEPTH)
-		return 0;
-	i = d - 1;
-	f = &ts->f[i & (LB_MAX_DEPTH - 1)];
-	if (READ_ONCE(f->key.lock) != addr || spin_stale(f, sw)) {
-		bool found = false;
-
-		/*
-		 * Frames above the match lost their end (this program was busy on
-		 * the CPU): drop them.  A stale frame of this lock is no match.
-		 */
-		for (int k = 1; k < LB_MAX_DEPTH; k++) {
-			if (k > i)
-				break;
-			f = &ts->f[(i - k) & (LB_MAX_DEPTH - 1)];
-			if (READ_ONCE(f->key.lock) == addr && !spin_stale(f, sw)) {
-				i -= k;
-				found = true;
-				count(LB_C_STALE);
-				break;
-			}
+	pid = (__u32)bpf_get_current_pid_tgid();
+	/* A spin wait's frame is on this CPU's stack, any other on the task's. */
+	ts = bpf_map_lookup_elem(&spins, &zero);
+	d = ts ? READ_ONCE(ts->depth) : 0;
+	i = d && d <= LB_MAX_DEPTH ? find_frame(ts, d, addr, sw, pid) : 0;
+	if (!i) {
+		/* Stale spin frames on top go. */
+		if (ts && d <= LB_MAX_DEPTH && (i = drop_stale(ts, d, sw, pid)) != d) {
+			count(LB_C_STALE);
+			WRITE_ONCE(ts->depth, i);
 		}
-		if (!found) {
-			/* A wait we did not start; stale frames on top go. */
-			i = drop_stale(ts, d, sw);
-			if (i != d) {
-				count(LB_C_STALE);
-				WRITE_ONCE(ts->depth, i);
-			}
-			count(LB_C_NO_MATCH);
+		ts = bpf_task_storage_get(&tasks, t, 0, 0);
+		if (!ts)
+			return 0;	/* never slept in a wait while followed */
+		d = READ_ONCE(ts->depth);
+		if (!d || d > LB_MAX_DEPTH)
+			return 0;
+		i = find_frame(ts, d, addr, sw, pid);
+		if (!i) {
+			count(LB_C_NO_MATCH);	/* a wait we did not start */
 			return 0;
 		}
 	}
+	/* Frames above the match lost their end (this program was busy on the CPU): dropped. */
+	if (i != d)
+		count(LB_C_STALE);
+	i--;
+	f = &ts->f[i & (LB_MAX_DEPTH - 1)];
 	start = f->ts;
 	if (know_holders && !ret && (f->key.flags == LB_F_READ || f->key.flags == LB_F_WRITE))
 		book_holder(f, addr, start, now);
 	/* The lock is this task's now: the owner later waits will find, and where it waited. */
 	if (lock_owner && !ret && owner_of_kind(f->key.flags)) {
-		struct lb_acq a = { .pid = (__u32)bpf_get_current_pid_tgid(), .sid = f->key.stack_id };
+		struct lb_acq a = { .pid = pid, .sid = f->key.stack_id };
 
 		bpf_map_update_elem(&acquirers, &addr, &a, BPF_ANY);
 	}
@@ -2089,7 +2163,7 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(short_exit, struct task_struct *p)
 {
-	if (!empty_handlers && bpf_task_storage_get(&tasks, p->group_leader, 0, 0))
+	if (!empty_handlers && had_rows(p))
 		short_exit_note(p, lb_short_ns, &lb_exits);
 	return 0;
 }

@@ -42,6 +42,7 @@ _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte 
 #define AGG_PREALLOC_MAX ((uint64_t)16 << 20)
 /* Owners' stacks taken asleep (--lock-owner); the map is emptied when half full. */
 #define LB_OSTACKS 4096
+#define ROW_TGID_WORDS ((4U << 20) / 64)	/* PID_MAX_LIMIT bits */
 _Static_assert(sizeof(struct mms_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
@@ -355,6 +356,9 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 		err = err ?: bpf_map__set_value_size(m, lb->stack_depth * sizeof(uint64_t));
 	}
 	err = err ?: bpf_map__set_max_entries(skel->maps.follow_tgids, o->task_entries);
+	/* A bit for every pid there can be (PID_MAX_LIMIT on 64-bit: 512 KiB), or unused. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.row_tgids,
+					      short_procs_grouped(o) ? ROW_TGID_WORDS : 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.cpu_filter, nr_cpus_wanted(o));
 	/* Owners: one entry each unless asked for. */
 	err = err ?: bpf_map__set_max_entries(skel->maps.acquirers,
