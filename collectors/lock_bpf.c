@@ -43,6 +43,8 @@ _Static_assert(sizeof(struct lb_hop) == sizeof(uint64_t), "a rule is one 8-byte 
 /* Owners' stacks taken asleep (--lock-owner); the map is emptied when half full. */
 #define LB_OSTACKS 4096
 #define ROW_TGID_WORDS ((4U << 20) / 64)	/* PID_MAX_LIMIT bits */
+/* A stack's frames above the lock primitives: the JITed program, bpf_trace_run2 ... */
+#define LB_TRACE_FRAMES 4
 _Static_assert(sizeof(struct mms_stat) % 8 == 0, "per-CPU values are 8-byte strided");
 
 enum { PROG_BEGIN, PROG_END, PROG_FORK, PROG_EXIT, NR_LINKS };
@@ -119,6 +121,7 @@ struct lb_src {
 	/* The stack cache (lock_bpf.bpf.c): NULL rules when it is off. */
 	struct mms_stack_rules *rules;
 	struct ring_buffer *learn_rb;
+	uint64_t learned;		/* samples read from learn_rb */
 	struct lb_hop_slot *hop_tab;	/* the hops map, mmap'ed */
 	bool cache_changed;		/* a rule was taken back: empty the cache */
 	bool cache_off;			/* a check found a wrong id: never again */
@@ -269,46 +272,87 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Samples sent so far (each a walk): rules are young until this many. */
+#define LEARN_YOUNG 2000
+/* Samples the kernel may send before user space has read the last ones. */
+#define LEARN_BATCH 128
+
 /*
  * Samples the next interval may send: many while the rules are young, then
  * a few (stacks the rules cannot follow keep asking; each sample is a walk).
  */
 static int learn_budget(const struct lb_src *lb)
 {
-	return lb->counters_prev[LB_C_LEARN] < 2000 ? 128 : 16;
+	return lb->counters_prev[LB_C_LEARN] < LEARN_YOUNG ? LEARN_BATCH : 16;
 }
 
 /*
- * Once per interval: learn from the samples the interval sent, tell the
- * kernel where walks start, give it the next interval's sample budget.
- * A wrong id found by a check turns the cache off for the session.
+ * Learns from the samples sent so far and tells the kernel where walks
+ * start.  A rule taken back, or a new start, makes a new generation: keys
+ * made under other rules may name other stacks.  (A rule added only lets
+ * walks go on where they stopped: no key changes.)
  */
-static void stack_cache_update(struct lb_src *lb)
+static void learn_rules(struct lb_src *lb)
 {
 	struct lock_bpf__bss *bss = lb->skel->bss;
 	uint32_t s0, fk;
 
-	if (!lb->rules)
+	lb->learned += (uint64_t)ring_buffer__consume(lb->learn_rb);
+	if (lb->cache_off)
 		return;
-	ring_buffer__consume(lb->learn_rb);
-	if (!lb->cache_off && lb->counters_prev[LB_C_FAST_BAD]) {
-		lb->cache_off = true;
-		__atomic_store_n(&bss->walk_key_frames, 0, __ATOMIC_SEQ_CST);
-	}
-	if (lb->cache_off) {
-		__atomic_store_n(&bss->learn_budget, 0, __ATOMIC_SEQ_CST);
-		return;
-	}
 	mms_stack_rules_start(lb->rules, &s0, &fk);
 	if (lb->cache_changed || s0 != bss->walk_start || fk != bss->walk_key_frames) {
-		/* Keys made under other rules may name other stacks: a new generation. */
 		__atomic_store_n(&bss->walk_key_frames, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&bss->walk_start, s0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&bss->rules_gen, bss->rules_gen + 1, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&bss->walk_key_frames, fk, __ATOMIC_SEQ_CST);
 		lb->cache_changed = false;
 	}
-	__atomic_store_n(&bss->learn_budget, learn_budget(lb), __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Once per interval: learn, give the kernel the next interval's sample
+ * budget.  A wrong id found by a check turns the cache off for the session.
+ */
+static void stack_cache_update(struct lb_src *lb)
+{
+	struct lock_bpf__bss *bss = lb->skel->bss;
+
+	if (!lb->rules)
+		return;
+	if (!lb->cache_off && lb->counters_prev[LB_C_FAST_BAD]) {
+		lb->cache_off = true;
+		__atomic_store_n(&bss->walk_key_frames, 0, __ATOMIC_SEQ_CST);
+	}
+	learn_rules(lb);
+	__atomic_store_n(&bss->learn_budget, lb->cache_off ? 0 : learn_budget(lb),
+			 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * While the rules are young the samples are read as they come (the learn
+ * ring's descriptor is polled), so a session's first interval already
+ * walks with what its first waits taught, and the budget is given back
+ * as soon as they are read: a new session unwinds every wait only until
+ * its stacks are learned, not for a whole interval.
+ */
+static int lb_fd(struct mms_source *src)
+{
+	struct lb_src *lb = src->priv;
+
+	return lb && lb->learn_rb && !lb->cache_off ? ring_buffer__epoll_fd(lb->learn_rb) : -1;
+}
+
+static int lb_poll_in(struct mms_source *src)
+{
+	struct lb_src *lb = src->priv;
+
+	if (!lb || !lb->learn_rb)
+		return 0;
+	learn_rules(lb);
+	if (!lb->cache_off && lb->learned < LEARN_YOUNG)
+		__atomic_store_n(&lb->skel->bss->learn_budget, LEARN_BATCH, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 /* -C: the cpu_filter map's size (one entry at least, even unused). */
@@ -329,7 +373,13 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	uint64_t addrs[MMS_MAX_FILTERS];
 	int err = 0;
 
-	lb->stack_depth = (o->max_stack ? o->max_stack : 8) + o->stack_skip + 16;
+	/*
+	 * What user space keeps of a stack, past the tracing machinery and the
+	 * lock primitives: deeper frames would cost every unwind and cache walk
+	 * and only split one stack into several keys.
+	 */
+	lb->stack_depth = (o->max_stack ? o->max_stack : 8) + o->stack_skip + MMS_LOCK_FRAMES +
+			  LB_TRACE_FRAMES;
 	if (lb->stack_depth > LB_MAX_STACK)
 		lb->stack_depth = LB_MAX_STACK;
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg0, o->map_entries);
@@ -1457,6 +1507,8 @@ const struct mms_source_ops mms_lock_bpf_ops = {
 	.create = lb_create,
 	.prepare = lb_prepare,
 	.start = lb_start,
+	.fd = lb_fd,
+	.poll_in = lb_poll_in,
 	.drain = lb_drain,
 	.stop = lb_stop,
 	.destroy = lb_destroy,

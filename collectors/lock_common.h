@@ -24,6 +24,13 @@
 struct mms_ksyms;
 struct mms_lock_common;
 
+/*
+ * Frames a wait's stack may have inside the lock primitives (the slow path,
+ * the API function, a mutex's inner ones), taken on top of --max-stack and
+ * --stack-skip: mms_lock_common_stack() drops them.
+ */
+#define MMS_LOCK_FRAMES 8
+
 /* Positive return of the stack/lock functions: a filter (-S, -L) rejected the event. */
 #define MMS_LC_SKIP 1
 

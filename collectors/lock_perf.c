@@ -43,7 +43,6 @@
 #include "mmscope/ksyms.h"
 
 #define RING_PAGES 256		/* per CPU: 1 MiB with 4 KiB pages */
-#define LOCK_FRAMES 8		/* lock-primitive frames, taken on top of --max-stack */
 /*
  * A record is processed once its time is before the moment the pass started
  * reading the rings.  That is enough for pairing: a thread commits its
@@ -79,7 +78,7 @@ struct lock_perf {
 	int epfd;
 	uint64_t traceiter;	/* __traceiter_contention_begin, 0: unknown */
 	uint32_t max_stack;
-	uint64_t ips[MMS_MAX_STACK * 2 + LOCK_FRAMES];
+	uint64_t ips[MMS_MAX_STACK * 2 + MMS_LOCK_FRAMES];
 };
 
 static int libperf_silent(enum libperf_print_level level, const char *fmt, va_list ap)
@@ -105,7 +104,7 @@ static int lock_perf_create(struct mms_source *src, const struct mms_options *op
 	if (!lp)
 		return -ENOMEM;
 	lp->epfd = -1;
-	lp->max_stack = (opts->max_stack ? opts->max_stack : 8) + opts->stack_skip + LOCK_FRAMES;
+	lp->max_stack = (opts->max_stack ? opts->max_stack : 8) + opts->stack_skip + MMS_LOCK_FRAMES;
 	if (lp->max_stack > sizeof(lp->ips) / sizeof(lp->ips[0]))
 		lp->max_stack = sizeof(lp->ips) / sizeof(lp->ips[0]);
 	/* No caller shown (a live report by lock, task ...): no stack walk either. */

@@ -35,7 +35,6 @@
 #define PD_IV_NS 1000000000ULL		/* interval, unless the capture is long */
 #define PD_MAX_IVS 20000		/* intervals at most: a long capture gets longer ones */
 #define PD_POOL (1U << 18)		/* records waiting for their round to end */
-#define PD_LOCK_FRAMES 8		/* lock-primitive frames, as lock_perf.c */
 #define PD_OUT_MAX (64ULL << 20)	/* the recording made of it */
 
 struct pd_sample {
@@ -68,7 +67,7 @@ struct pd_conv {
 	int memfd;
 
 	uint32_t max_stack;
-	uint64_t ips[MMS_MAX_STACK * 2 + PD_LOCK_FRAMES];
+	uint64_t ips[MMS_MAX_STACK * 2 + MMS_LOCK_FRAMES];
 
 	bool have_t0;
 	uint64_t t0, iv_ns, iv_end, last_time;
@@ -771,7 +770,7 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget,
 		c->iv_ns = ((c->f.last_time - c->f.first_time) / (PD_MAX_IVS / 2) / 1000000 + 1) *
 			   1000000;
 	c->opts.interval_ms = (uint32_t)(c->iv_ns / 1000000);
-	c->max_stack = c->opts.max_stack + c->opts.stack_skip + PD_LOCK_FRAMES;
+	c->max_stack = c->opts.max_stack + c->opts.stack_skip + MMS_LOCK_FRAMES;
 	choose_symbols(c);
 	err = mms_lock_common_create(&c->opts, c->ks, &c->lc);
 	if (!err)
