@@ -4,10 +4,16 @@
 
 The same file, read twice: `mmscope report FILE --json --by lock|task|caller`
 and perf.  Exact oracles (counts and nanoseconds):
-  * `perf script --ns -F tid,time,event,trace,ip,sym,symoff`: the capture's own
-    contention_begin/end records, paired per thread and lock address the way
-    perf lock pairs them (a begin while that thread already waits for that
-    lock is ignored: mutex spin, then sleep; an end closes the wait).
+  * `perf script --ns -F tid,cpu,time,event,trace,ip,sym,symoff`: the capture's own
+    contention_begin/end records, paired per thread (the idle task per CPU) as
+    a thread's waits nest: a begin while the thread already waits for that
+    lock is ignored (mutex spin, then sleep); an end closes the innermost wait
+    for its lock, and waits begun inside that one are over too: their ends
+    were lost (perf drops a tracepoint record that fires while it is writing
+    another in the same context), so they count as lost, as does an end
+    whose begin came before the capture.  Pairing per thread and lock alone
+    would join such a begin with the lock's next end, a wait of milliseconds
+    on a spinlock.
     Per lock address, per thread and in total; and per caller, the caller
     found in each begin's callchain (printed with -F ip,sym,symoff) the way
     perf lock contention --stack-skip=1 finds it: past the first frame, the
@@ -27,8 +33,9 @@ import sys
 UNITS = {"ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 TIME = r"([\d.]+)\s+(ns|us|ms|s)"
 ROW = re.compile(r"^\s*(\d+)\s+" + TIME + r"\s+" + TIME + r"\s+" + TIME + r"\s+(\S+)\s*(.*?)\s*$")
-SCRIPT = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d{9}):\s+lock:contention_(begin|end):\s+"
+SCRIPT = re.compile(r"^\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+lock:contention_(begin|end):\s+"
                     r"(0x[0-9a-f]+)")
+DEPTH = 8	# nested waits a thread may have (mmscope's too; deeper: the oldest is dropped)
 FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(\S+)")
 
 
@@ -78,9 +85,9 @@ def perf_rows(path):
 
 
 def script_pairs(path, ranges):
-    """Waits paired per (tid, lock address) from perf's records."""
+    """Waits paired per thread, as they nest, from perf's records; and the waits lost."""
     waiting, by_lock, by_tid, by_caller = {}, {}, {}, {}
-    records = []
+    records, lost = [], 0
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             m = SCRIPT.match(line)
@@ -91,16 +98,31 @@ def script_pairs(path, ranges):
             if fm and records:
                 records[-1][1].append((int(fm[1], 16), fm[2]))
     for m, frames in records:
-        tid, addr = int(m[1]), int(m[5], 16)
-        t = int(m[2]) * 1000000000 + int(m[3])
-        if m[4] == "begin":
-            waiting.setdefault((tid, addr), (t, caller_of(frames, ranges)))
-        elif (tid, addr) in waiting:
-            t0, caller = waiting.pop((tid, addr))
-            for tab, k in ((by_lock, addr), (by_tid, tid), (by_caller, caller)):
-                c, s = tab.get(k, (0, 0))
-                tab[k] = (c + 1, s + t - t0)
-    return by_lock, by_tid, by_caller
+        tid, cpu, addr = int(m[1]), int(m[2]), int(m[6], 16)
+        t = int(m[3]) * 1000000000 + int(m[4])
+        stack = waiting.setdefault(tid if tid else ("idle", cpu), [])
+        at = [i for i, w in enumerate(stack) if w[0] == addr]
+        if m[5] == "begin":
+            if at:
+                continue
+            if len(stack) == DEPTH:
+                del stack[0]
+                lost += 1
+            stack.append((addr, t, caller_of(frames, ranges)))
+            continue
+        if not at:
+            lost += 1
+            continue
+        _, t0, caller = stack[at[-1]]
+        lost += len(stack) - 1 - at[-1]
+        del stack[at[-1]:]
+        if t < t0:
+            lost += 1
+            continue
+        for tab, k in ((by_lock, addr), (by_tid, tid), (by_caller, caller)):
+            c, s = tab.get(k, (0, 0))
+            tab[k] = (c + 1, s + t - t0)
+    return by_lock, by_tid, by_caller, lost
 
 
 def ours(path, key):
@@ -168,7 +190,7 @@ def main():
                          "and books some to rows of other stacks)")
     a = ap.parse_args()
 
-    by_lock, by_tid, by_caller = script_pairs(a.script, lock_text(a.kallsyms))
+    by_lock, by_tid, by_caller, plost = script_pairs(a.script, lock_text(a.kallsyms))
     doc, mlock = ours(a.by_lock, lambda r: int(r["addr"], 16))
     _, mtask = ours(a.by_task, lambda r: r["pid"])
     _, mcaller = ours(a.by_caller, lambda r: r["name"])
@@ -184,6 +206,11 @@ def main():
     print(f"total: perf script {total[0]} waits {total[1]} ns; mmscope {mine[0]} waits "
           f"{mine[1]} ns: {'exact' if total == mine else 'DIFFERENT'}")
     bad += total != mine
+    # An unpaired end, or a wait whose end never came (the depth's overflow too).
+    mlost = doc.get("lost", {}).get("time", 0) + doc.get("lost", {}).get("task_slot", 0)
+    print(f"lost: perf script {plost} waits, mmscope {mlost}: "
+          f"{'exact' if plost == mlost else 'DIFFERENT'}")
+    bad += plost != mlost
     bad += exact("locks (perf script, per address)", by_lock, mlock)
     bad += exact("tasks (perf script, per thread)", by_tid, mtask)
     bad += exact("callers (perf script, caller of each begin)", by_caller, mcaller)

@@ -51,7 +51,7 @@ judge() {	# NAME [show]: mmscope's tables of $dir/NAME.data against perf's
 		"$mmscope" report "$f" --by "$by" --json -E 0 >"$dir/$1.$by.json" 2>"$dir/$1.err" ||
 			fail "$1: mmscope report --by $by: $(cat "$dir/$1.err")"
 	done
-	perf script -i "$f" --ns -F tid,time,event,trace,ip,sym,symoff >"$dir/$1.script" \
+	perf script -i "$f" --ns -F tid,cpu,time,event,trace,ip,sym,symoff >"$dir/$1.script" \
 		2>/dev/null || fail "$1: perf script failed"
 	# perf lock contention prints its table to stderr
 	perf lock contention -i "$f" --stack-skip=1 -E 1000000 >"$dir/$1.callers" 2>&1 ||

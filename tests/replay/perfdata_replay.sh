@@ -67,14 +67,14 @@ PY
 
 # The oracle itself, where perf is here: the committed figures are the capture's.
 if command -v perf >/dev/null; then
-	perf script -f -i "$cap" --ns -F tid,time,event,trace >"$dir/script.txt" 2>"$dir/perf.err" ||
+	perf script -f -i "$cap" --ns -F tid,cpu,time,event,trace >"$dir/script.txt" 2>"$dir/perf.err" ||
 		fail "perf script: $(tail -n 3 "$dir/perf.err")"
 	python3 - "$expect" "$dir/script.txt" "$here/../live" <<'PY' || fail "perf script disagrees with $expect"
 import json, sys
 sys.path.insert(0, sys.argv[3])
 import perfdata_oracle as o
 exp = json.load(open(sys.argv[1]))
-locks, tasks, _ = o.script_pairs(sys.argv[2], [])
+locks, tasks, _, _ = o.script_pairs(sys.argv[2], [])
 ok = ({hex(k): list(v) for k, v in locks.items()} == exp["locks"] and
       {str(k): list(v) for k, v in tasks.items()} == exp["tasks"])
 print(f"perf script of the capture: {'the same' if ok else 'NOT the same'} figures")
