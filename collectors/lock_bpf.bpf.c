@@ -168,6 +168,26 @@ struct {
 } spins SEC(".maps");
 
 /*
+ * contention_begin builds its frame here and copies it onto the wait's
+ * stack at the end: between the two it holds no pointer into either stack,
+ * so the verifier checks its body once, not once per kind of stack.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_frame);
+} frame_buf SEC(".maps");
+
+/* contention_end's copy of the frame it popped (it may run inside a begin). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lb_frame);
+} end_buf SEC(".maps");
+
+/*
  * System-wide: one bit per tgid whose threads waited, so its exit is worth
  * announcing (short_exit); cleared when its last thread exits.  Sized by
  * user space to PID_MAX_LIMIT bits; 1 entry when not grouping short processes.
@@ -1366,28 +1386,36 @@ static __always_inline __u64 mix_end(__u64 h)
 	return h | 1;	/* 0 marks a free slot */
 }
 
-/* The rule for ra, or kind 0. */
-static __always_inline struct lb_hop find_hop(__u64 ra)
+/*
+ * The rule for ra (a struct lb_hop's bytes), or 0.  A global function: the
+ * verifier checks it once, not at each of the walk's calls and probes.
+ */
+__noinline __u64 lb_find_hop(__u64 ra)
 {
-	struct lb_hop h = { 0 };
 	__u32 home = hop_home(ra);
 
 	for (__u32 p = 0; p < LB_HOP_PROBE; p++) {
 		__u32 i = (home + p) & (LB_HOP_SLOTS - 1);
 		struct lb_hop_slot *e = bpf_map_lookup_elem(&hops, &i);
-		__u64 v, era;
+		__u64 era;
 
 		if (!e)
 			break;
 		era = READ_ONCE(e->ra);
 		if (!era)
 			break;
-		if (era != ra)
-			continue;
-		v = READ_ONCE(e->v);
-		__builtin_memcpy(&h, &v, sizeof(h));
-		break;
+		if (era == ra)
+			return READ_ONCE(e->v);
 	}
+	return 0;
+}
+
+static __always_inline struct lb_hop find_hop(__u64 ra)
+{
+	__u64 v = lb_find_hop(ra);
+	struct lb_hop h;
+
+	__builtin_memcpy(&h, &v, sizeof(h));
 	return h;
 }
 
@@ -1884,6 +1912,15 @@ static __always_inline void take_owner(struct lb_frame *f, __u64 lock, __u32 fla
 		holder_stack(f, lock);
 }
 
+/* The stack a wait with these flags keeps its frame on: a spin's this CPU's, else its task's. */
+static __always_inline struct lb_task *frames_of(struct task_struct *t, __u32 flags, __u64 create)
+{
+	__u32 zero = 0;
+
+	return spin_wait(flags) ? bpf_map_lookup_elem(&spins, &zero) :
+				  bpf_task_storage_get(&tasks, t, 0, create);
+}
+
 /* ---- Processes with rows (short_exit) ------------------------------------ */
 
 static __always_inline __u64 *rows_word(__u32 tgid, __u64 *bit)
@@ -1922,8 +1959,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	__u32 pid = (__u32)id, tgid = id >> 32, zero = 0, d, nd, sw, idx;
 	struct task_struct *t;
 	struct lb_ring *r;
+	struct lb_frame *f, *nf;
 	struct lb_task *ts;
-	struct lb_frame *f;
 	bool hit = false;
 	long sid;
 	__u32 se;
@@ -1935,9 +1972,9 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	if (self_cost)
 		t0 = bpf_ktime_get_ns();
 	t = bpf_get_current_task_btf();
-	ts = spin_wait(flags) ? bpf_map_lookup_elem(&spins, &zero) :
-		bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts) {
+	nf = bpf_map_lookup_elem(&frame_buf, &zero);
+	ts = frames_of(t, flags, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts || !nf) {
 		count(LB_C_TASK_SLOT);
 		return 0;
 	}
@@ -1983,15 +2020,14 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	}
 	if (self_cost)
 		t1 = bpf_ktime_get_ns() - t1;
-	/* Reserve the frame first: a nested begin (IRQ) then pushes above it. */
-	idx = d;
-	barrier_var(idx);
-	f = &ts->f[idx & (LB_MAX_DEPTH - 1)];
-	WRITE_ONCE(f->key.lock, 0);
-	f->sw = sw;
-	barrier();
-	WRITE_ONCE(ts->depth, d + 1);
-	barrier();
+	/*
+	 * The frame is built in nf and pushed at the end (no other begin runs
+	 * on this CPU meanwhile: the kernel skips a program re-entered there).
+	 * Every key field is written below, the owner's only with --lock-owner
+	 * (and then all of them): without it they stay 0, as nf is zeroed when
+	 * the map is made.
+	 */
+	nf->sw = sw;
 
 	if (no_stacks) {
 		sid = -1;
@@ -2001,20 +2037,20 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		t2 = bpf_ktime_get_ns();
 	se = READ_ONCE(stack_epoch);
 	sid = stack_id(ctx, t, se, &hit);
-	f->sid_epoch = se;
+	nf->sid_epoch = se;
 	if (self_cost)
 		t3 = bpf_ktime_get_ns();
 	if (sid < 0)
 		count(LB_C_STACK);
 stacked:
-	f->key.stack_id = sid;
-	f->key.flags = flags;
-	f->key.pid = pid;
-	f->key.tgid = tgid;
-	bpf_get_current_comm(f->key.comm, sizeof(f->key.comm));
-	f->key.cgroup = know_cgroups ? bpf_get_current_cgroup_id() : 0;
+	nf->key.stack_id = sid;
+	nf->key.flags = flags;
+	nf->key.pid = pid;
+	nf->key.tgid = tgid;
+	bpf_get_current_comm(nf->key.comm, sizeof(nf->key.comm));
+	nf->key.cgroup = know_cgroups ? bpf_get_current_cgroup_id() : 0;
 	if (lock_owner)
-		take_owner(f, addr, flags);
+		take_owner(nf, addr, flags);
 	if (self_cost)
 		t4 = bpf_ktime_get_ns();
 	name_lock(addr, t, tgid);
@@ -2024,9 +2060,27 @@ stacked:
 	 * would inflate short spinlock waits several-fold.
 	 */
 	now = bpf_ktime_get_ns();
-	f->ts = now;
+	nf->ts = now;
+	nf->key.lock = addr;
+	/*
+	 * Push it.  Which stack is read back from the frame, so no register
+	 * carries it across the body above; an end (an interrupt's) may have
+	 * dropped stale frames since the depth was read.
+	 */
+	ts = frames_of(t, READ_ONCE(nf->key.flags), 0);
+	if (!ts)
+		return 0;
+	d = READ_ONCE(ts->depth);
+	if (d >= LB_MAX_DEPTH) {
+		count(LB_C_TASK_SLOT);
+		return 0;
+	}
+	idx = d;
+	barrier_var(idx);
+	f = &ts->f[idx & (LB_MAX_DEPTH - 1)];
+	*f = *nf;
 	barrier();
-	WRITE_ONCE(f->key.lock, addr);
+	WRITE_ONCE(ts->depth, d + 1);
 	if (self_cost) {
 		__u32 k = flags & (LB_COST_FLAGS - 1);
 		struct lb_cost *c = bpf_map_lookup_elem(&costs, &k);
@@ -2090,7 +2144,13 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	if (i != d)
 		count(LB_C_STALE);
 	i--;
-	f = &ts->f[i & (LB_MAX_DEPTH - 1)];
+	f = bpf_map_lookup_elem(&end_buf, &zero);
+	if (!f)
+		return 0;
+	/* Popped: the rest works on the copy, so the verifier checks it once for both stacks. */
+	*f = ts->f[i & (LB_MAX_DEPTH - 1)];
+	barrier();
+	WRITE_ONCE(ts->depth, i);
 	start = f->ts;
 	if (know_holders && !ret && (f->key.flags == LB_F_READ || f->key.flags == LB_F_WRITE))
 		book_holder(f, addr, start, now);
@@ -2102,15 +2162,15 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	}
 	r = bpf_map_lookup_elem(&pending, &zero);
 	if (!r)
-		goto pop;
+		return 0;
 	if (now < start) {
 		count(LB_C_TIME);
-		goto pop;
+		return 0;
 	}
 	h = READ_ONCE(r->head);
 	if (h - READ_ONCE(r->tail) >= LB_RING) {
 		count(LB_C_PENDING);
-		goto pop;
+		return 0;
 	}
 	/* Reserve, fill, then mark ready: a drain interrupting us stops here. */
 	WRITE_ONCE(r->head, h + 1);
@@ -2126,9 +2186,6 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	p->gen = READ_ONCE(gen);
 	barrier();
 	WRITE_ONCE(p->ready, 1);
-pop:
-	barrier();
-	WRITE_ONCE(ts->depth, i);
 	return 0;
 }
 
