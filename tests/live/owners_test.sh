@@ -8,10 +8,13 @@
 #         is booked to that thread, under a stack through handle_userfault
 #         and generic_perform_write; the same from a recording.
 #   mmap: one thread mprotects 64 MiB (mmap_lock held for write for ms), three
-#         mmap/munmap a page.  At least 90 % of their mmap_lock wait is booked
-#         to the holder, under a stack through mprotect: from the owner field
-#         at each wait's begin, and with --mmap-hold (exact and sampled) from
-#         the write holders at each wait's end.
+#         mmap/munmap a page.  With --mmap-hold (exact and sampled), booked
+#         from the write holders at each wait's end, at least 90 % of their
+#         mmap_lock wait goes to the holder, under a stack through mprotect.
+#         From the owner field at each wait's begin, at least 90 % of the wait
+#         booked to a task: a wait that began while the lock was free (<none>)
+#         or read-held (<readers>) has no owner to book (5-12 % of it here, as
+#         the mprotect()s and munmap()s fall), at most 25 % of it.
 # Then the Owners view (9) of the TUI in tmux shows the holder.
 # usage: owners_test.sh MMSCOPE LOCK_OWNER
 set -u
@@ -117,13 +120,18 @@ by = collections.Counter()
 for r in own:
     by[r["owner_tid"] if r["owner_tid"] is not None else r["owner_comm"]] += r["wait_total_ns"]
 share = booked / others if others > 0 else 0
+unowned = by["<readers>"] + by["<none>"]
+named = booked / (others - unowned) if others > unowned else 0
+hold = len(sys.argv) >= 6
 # With the hold programs the holder's stack is taken where it released each hold it
 # made someone wait through: nearly all of its wait has one through mprotect.
-ok = holder and share >= 0.90 and through > 0 and (len(sys.argv) < 6 or through >= 0.8 * booked)
+ok = holder and through > 0 and (share >= 0.90 and through >= 0.8 * booked if hold else
+                                 named >= 0.90 and unowned <= 0.25 * others)
 print(("ok   " if ok else "FAIL ") + "mmap, %s: %.1f %% of the mappers' %.0f ms of mmap_lock wait "
-      "booked to the holder (tid %d), %.1f %% of it under a stack through mprotect; "
-      "<readers> %.1f %%, <none> %.1f %%" %
-      (what, 100 * share, others / 1e6, holder, 100 * through / booked if booked else 0,
+      "booked to the holder (tid %d; %.1f %% of what went to a task), %.1f %% of it under a "
+      "stack through mprotect; <readers> %.1f %%, <none> %.1f %%" %
+      (what, 100 * share, others / 1e6, holder, 100 * named,
+       100 * through / booked if booked else 0,
        100 * by["<readers>"] / others if others > 0 else 0,
        100 * by["<none>"] / others if others > 0 else 0))
 if not ok:
