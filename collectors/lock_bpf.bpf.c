@@ -3,8 +3,9 @@
  * Lock contention aggregated in the kernel, from tp_btf/contention_begin and
  * contention_end.
  *
- * contention_end runs with the lock already held, so it only pops the task's
- * wait frame and appends a record to a per-CPU pending ring.  Everything
+ * contention_end runs with the lock already held, so it only pops the wait's
+ * frame (a spin wait's from its CPU's stack of frames, any other's from its
+ * task's) and appends a record to a per-CPU pending ring.  Everything
  * costly happens elsewhere: contention_begin (the waiter is about to wait
  * anyway) takes the stack, builds the key, names the lock and drains this
  * CPU's ring into the aggregation map; user space drains every CPU once per
