@@ -73,20 +73,33 @@ uint32_t mms_stack_caller(const struct mms_stack *s, uint32_t stack_skip, uint64
 	return s->sym_ids[stack_skip];
 }
 
+uint64_t mms_caller_key(const struct mms_store *st, const struct mms_lock_sample *s,
+			uint32_t stack_skip, uint32_t *name_id)
+{
+	uint32_t sym = mms_stack_caller(mms_store_get_stack(st, s->stack_id), stack_skip, NULL);
+	uint64_t kind = s->flags & ~(uint32_t)(MMS_LCB_READ | MMS_LCB_WRITE) & 0x7fffffffU;
+
+	if (name_id)
+		*name_id = sym;
+	/*
+	 * Same symbol+offset from different stacks is one caller, but not across
+	 * kinds of lock: a down_read() that waits may first spin on the rwsem's
+	 * wait_lock, and that spin has the same caller.  rwsem:R and :W stay one.
+	 */
+	return sym ? (uint64_t)1 << 63 | kind << 32 | sym : 0;
+}
+
 static uint64_t row_key(const struct mms_store *st, const struct mms_query *q,
 			const struct mms_lock_sample *s, uint32_t *name_id)
 {
 	const struct mms_task *t;
-	uint64_t ip;
 
 	*name_id = 0;
 	switch (q->by) {
 	case MMS_BY_LOCK:
 		return s->lock_id;
 	case MMS_BY_CALLER:
-		*name_id = mms_stack_caller(mms_store_get_stack(st, s->stack_id), q->stack_skip, &ip);
-		/* Same symbol+offset from different stacks is one caller. */
-		return *name_id ? ((uint64_t)1 << 63) | *name_id : 0;
+		return mms_caller_key(st, s, q->stack_skip, name_id);
 	case MMS_BY_TASK:
 		return s->task_id;
 	case MMS_BY_PROCESS:

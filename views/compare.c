@@ -338,9 +338,13 @@ static int add_lock_rows(struct mms_compare *c, int side, const struct mms_store
 		double n = (double)r->wait.count, t = (double)r->wait.total;
 		const struct mms_lock_info *l;
 		char name[128];
+		size_t len;
 
 		if (by == MMS_BY_CALLER) {
+			/* A caller per kind of lock, as its rows: "vma_prepare (rwsem:W)". */
 			caller_cmp_name(r->label, "unsymbolised callers", name, sizeof(name));
+			len = strlen(name);
+			snprintf(name + len, sizeof(name) - len, " (%s)", mms_lock_type_name(r->flags));
 			err = ent_add(c, side, ent_get(c, MMS_CMP_CALLERS, name, K_WAIT,
 							     MMS_CMP_HAVE_LOCK), n, t);
 			continue;

@@ -86,15 +86,6 @@ static void detail_focus(void *priv, const struct mms_focus *f)
 	d->t.top = 0;
 }
 
-static uint64_t caller_key(const struct mms_view_env *env, const struct mms_lock_sample *s)
-{
-	uint32_t sym = mms_stack_caller(mms_store_get_stack(env->st, s->stack_id), env->stack_skip,
-					NULL);
-
-	/* The same key mms_query_locks gives MMS_BY_CALLER rows. */
-	return sym ? ((uint64_t)1 << 63) | sym : 0;
-}
-
 static bool sample_in_focus(const struct detail *d, const struct mms_view_env *env,
 			    const struct mms_lock_sample *s)
 {
@@ -104,7 +95,7 @@ static bool sample_in_focus(const struct detail *d, const struct mms_view_env *e
 	case MMS_FOCUS_TASK:
 		return s->task_id == d->shown.key;
 	case MMS_FOCUS_CALLER:
-		return caller_key(env, s) == d->shown.key;
+		return mms_caller_key(env->st, s, env->stack_skip, NULL) == d->shown.key;
 	default:
 		return false;
 	}

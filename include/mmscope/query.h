@@ -134,6 +134,9 @@ int mms_query_series(const struct mms_store *st, const struct mms_query *q, uint
 
 /* The caller frame of a stack: first frame past stack_skip, as interned symbol id. */
 uint32_t mms_stack_caller(const struct mms_stack *s, uint32_t stack_skip, uint64_t *ip);
+/* The key of a sample's MMS_BY_CALLER row (its caller and kind of lock); 0: no caller. */
+uint64_t mms_caller_key(const struct mms_store *st, const struct mms_lock_sample *s,
+			uint32_t stack_skip, uint32_t *name_id);
 
 const char *mms_group_name(enum mms_group g);
 int mms_group_parse(const char *s, enum mms_group *g);

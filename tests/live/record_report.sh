@@ -85,8 +85,8 @@ def bad(msg):
     print(msg)
     ok = False
 slack = sum(live["lost"].values()) + sum(rec["lost"].values())
-L = {x["name"]: x for x in live["rows"]}
-R = {x["name"]: x for x in rec["rows"]}
+L = {(x["name"], x["type"]): x for x in live["rows"]}	# a caller per kind of lock
+R = {(x["name"], x["type"]): x for x in rec["rows"]}
 only = set(L) ^ set(R)
 if any((L.get(k) or R.get(k))["contended"] > slack for k in only):
     bad("callers differ: only live %r, only file %r" % (sorted(set(L) - set(R))[:5],

@@ -16,7 +16,8 @@ The oracles:
    has B write-locked, and then waits for that mmap_lock until the call ends,
    so at most one per faulter per mprotect() call; and each one that waited
    is a contended read wait the lock source saw, independently (contention_begin
-   and its stack), with lock_mm_and_find_vma as the caller.
+   and its stack), with lock_mm_and_find_vma as the caller (a retry under
+   mmap_lock may wait again).
 """
 import json
 import re
@@ -67,8 +68,11 @@ def main():
     if fell > threads * mprotects + threads + 2:
         sys.exit(f'FAIL: {fell} fallbacks: more than one per faulter per mprotect call '
                  f'({threads} x {mprotects})')
-    if fell < waits:
-        sys.exit(f'FAIL: {waits} contended reads in lock_mm_and_find_vma but {fell} fallbacks')
+    # Only the rwsem:R row: the spins on the rwsem's wait_lock in the same
+    # down_read() have the same caller, and a row of their own.
+    if fell + retry < waits:
+        sys.exit(f'FAIL: {waits} contended reads in lock_mm_and_find_vma but {fell} fallbacks '
+                 f'and {retry} retries')
 
 
 main()

@@ -182,7 +182,7 @@ static void test_statistics(void **state)
 	assert_close(r->change_pct, 0, 1e-12);
 	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "within noise");
 	/* The caller by function: the offset may differ between the two kernels. */
-	assert_non_null(row(&c, MMS_CMP_CALLERS, "vma_prepare", "avg wait"));
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "vma_prepare (rwsem:W)", "avg wait"));
 	/* The mm lock kind as a whole, and every lock. */
 	assert_non_null(row(&c, MMS_CMP_TOTALS, "all i_mmap_rwsem", "avg wait"));
 	r = row(&c, MMS_CMP_TOTALS, "all locks", "wait/s");
@@ -328,7 +328,7 @@ static void test_avg_over_merged(void **state)
 	/* Rates over the run's recorded time: 40 waits in 2 s. */
 	r = row(&c, MMS_CMP_LOCKS, "&task_struct", "contended/s");
 	assert_close(r->side[0].v[0], 20, 1e-9);
-	r = row(&c, MMS_CMP_CALLERS, "f", "avg wait");
+	r = row(&c, MMS_CMP_CALLERS, "f (rwsem:W)", "avg wait");
 	assert_non_null(r);
 	assert_close(r->side[0].v[1], 2.5 * MS, 1e-6);
 	mms_compare_free(&c);
@@ -373,7 +373,7 @@ static void test_match_by_name(void **state)
 	r = row(&c, MMS_CMP_LOCKS, "unnamed locks", "contended/s");
 	assert_non_null(r);
 	assert_close(r->side[1].st.mean, 1, 1e-12);
-	assert_non_null(row(&c, MMS_CMP_CALLERS, "unsymbolised callers", "avg wait"));
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "unsymbolised callers (rwsem:W)", "avg wait"));
 	assert_int_equal(count_rows(&c, MMS_CMP_MMAP, "avg wait"), 1);
 	r = row(&c, MMS_CMP_MMAP, "mmap_lock write wait (worker)", "avg wait");
 	assert_non_null(r);
@@ -679,8 +679,8 @@ static void test_owners(void **state)
 	r = row(&c, MMS_CMP_OWNERS, MMS_CMP_OWNER_UNKNOWN, "avg wait");
 	assert_string_equal(mms_compare_verdict(&c, r, v, sizeof(v)), "no data on new");
 	/* Callers stay the waiters' own; the owners group follows them. */
-	assert_non_null(row(&c, MMS_CMP_CALLERS, "down_write", "wait/s"));
-	assert_null(row(&c, MMS_CMP_CALLERS, "handle_userfault", "wait/s"));
+	assert_non_null(row(&c, MMS_CMP_CALLERS, "down_write (rwsem:W)", "wait/s"));
+	assert_null(row(&c, MMS_CMP_CALLERS, "handle_userfault (rwsem:W)", "wait/s"));
 	for (size_t i = 0; i < c.nr; i++) {
 		if (c.rows[i].group == MMS_CMP_CALLERS)
 			last_caller = i;

@@ -129,6 +129,50 @@ static void test_by_caller_task_process_type(void **state)
 	mms_rows_free(&rows);
 }
 
+/*
+ * A down_read() that waits may first spin on the rwsem's wait_lock: both waits
+ * have the same caller, and stay two rows of it, one per kind of lock.
+ */
+static void test_by_caller_per_kind(void **state)
+{
+	struct mms_query q = { .by = MMS_BY_CALLER, .sort = MMS_SORT_CONTENDED, .to = 0 };
+	struct mms_lock_info sem = { .addr = 0x1000, .kind = MMS_LOCK_MMAP };
+	struct mms_lock_info wl = { .addr = 0x1008 };
+	struct mms_rows rows = { 0 };
+	struct mms_store *st;
+	uint32_t stack, ls, lw, task;
+
+	(void)state;
+	assert_int_equal(mms_store_create(NULL, &st), 0);
+	stack = mk_stack(st, "lock_mm_and_find_vma+0x9e", 0xffffffff81000300ULL);
+	ls = mms_store_lock(st, &sem);
+	lw = mms_store_lock(st, &wl);
+	task = mms_store_task(st, 101, 100, "faulter");
+	mms_store_begin(st, 0);
+	add(st, lw, stack, task, MMS_LCB_SPIN, 300, 7);
+	add(st, ls, stack, task, MMS_LCB_READ, 5000, 3);
+	add(st, ls, stack, task, MMS_LCB_WRITE, 5000, 1);
+	mms_store_commit(st, 1000000000, 0);
+	assert_int_equal(mms_query_locks(st, &q, &rows), 0);
+	assert_int_equal(rows.nr, 2);
+	assert_string_equal(rows.rows[0].label, "lock_mm_and_find_vma+0x9e");
+	assert_string_equal(mms_lock_type_name(rows.rows[0].flags), "spinlock");
+	assert_int_equal(rows.rows[0].wait.count, 7);
+	assert_string_equal(rows.rows[1].label, "lock_mm_and_find_vma+0x9e");
+	assert_string_equal(mms_lock_type_name(rows.rows[1].flags), "rwsem");
+	assert_int_equal(rows.rows[1].wait.count, 4);
+	assert_int_equal(rows.rows[1].wait.total, 20000);
+	/* Each row's key is the one its samples give (the detail view's focus). */
+	for (uint32_t j = 0; j < mms_store_at(st, 0)->n_locks; j++) {
+		const struct mms_lock_sample *s = &mms_store_at(st, 0)->locks[j];
+
+		assert_int_equal(mms_caller_key(st, s, 0, NULL),
+				 rows.rows[s->flags == MMS_LCB_SPIN ? 0 : 1].key);
+	}
+	mms_rows_free(&rows);
+	mms_store_destroy(st);
+}
+
 static void test_filters(void **state)
 {
 	struct fixture *f = *state;
@@ -183,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_lock),
 		cmocka_unit_test(test_by_caller_task_process_type),
+		cmocka_unit_test(test_by_caller_per_kind),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_parse_names),
