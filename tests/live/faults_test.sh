@@ -774,13 +774,15 @@ t_privdrop() {
 	       tr -s '\t' ' ' | tr '\n' ' ')
 	[ "$caps" = "CapInh: 0000000000000000 CapPrm: $want CapEff: $want CapBnd: $want CapAmb: 0000000000000000 NoNewPrivs: 1 " ] ||
 		fail "after start: $caps (want CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL only)"
-	sleep 1
+	# Five intervals written, not a second slept: a loaded machine starts late.
+	wait_intervals "$tmp/priv.mms" 5 $pid
 	kill -INT $pid
 	wait $pid || fail "record failed after dropping privileges"
 	# Collection went on with the privileges dropped: every interval has data.
 	"$mms" report --json -o "$tmp/priv.json" "$tmp/priv.mms" || fail "report"
 	[ "$(json "$tmp/priv.json" 'r["intervals"] >= 5 and r["totals"]["contended"] > 0')" = True ] ||
-		fail "no data collected after the drop"
+		fail "no data collected after the drop: $(json "$tmp/priv.json" \
+			'r["intervals"], r["totals"]["contended"]') (intervals, waits)"
 	ok "after start: $caps; data kept flowing"
 	# A launched command that changed its uid is still stopped at the end (CAP_KILL).
 	expect 0 "record -- a command running as nobody, stopped at --duration" timeout 30 \

@@ -120,7 +120,7 @@ class Rec:
             p = struct.pack("<QQQII", seq, T0 + seq * 10**9, 10**9, 0, 0)
             p += struct.pack("<5I", SLOTS, key + STAT, len(rows), 12 + STAT, 0)
             for lk, stk, tk, owner, ostk, n, each in rows:
-                p += struct.pack("<4I", lk, stk, tk, 2)  # flags: a write wait
+                p += struct.pack("<4I", lk, stk, tk, 4)  # flags: a write wait (rwsem:W)
                 if key == 24:
                     p += struct.pack("<II", owner, ostk)
                 p += stat(n, each)
@@ -236,9 +236,9 @@ def main():
               w["verdict"] == "n/a on new", "%s: owners n/a on its side, values null" % what)
         check(all(r["new"]["na"] for r in rows.values() if r["group"] == "owners"),
               "%s: every owners row n/a there" % what)
-        cl = rows.get(("vfs_write", "wait/s"))
+        cl = rows.get(("vfs_write (rwsem:W)", "wait/s"))
         check(cl and not cl["new"]["na"] and cl["new"]["avg"] == 12e6,
-              "%s: its waits are there (caller vfs_write 12 ms/s)" % what)
+              "%s: its waits are there (caller vfs_write (rwsem:W) 12 ms/s)" % what)
         txt = compare(base, other, "-k", "owners").decode()
         check("  new        -  n/a: no lock owners in its runs (--lock-owner)\n" in txt,
               "%s: text says why" % what)
