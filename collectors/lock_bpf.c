@@ -272,18 +272,23 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Samples sent so far (each a walk): rules are young until this many. */
+/* Samples read so far (each a walk): rules are young until this many. */
 #define LEARN_YOUNG 2000
 /* Samples the kernel may send before user space has read the last ones. */
 #define LEARN_BATCH 128
 
+static bool rules_young(const struct lb_src *lb)
+{
+	return lb->learned < LEARN_YOUNG;
+}
+
 /*
- * Samples the next interval may send: many while the rules are young, then
- * a few (stacks the rules cannot follow keep asking; each sample is a walk).
+ * Samples the kernel may send next: many while the rules are young, then a
+ * few an interval (stacks the rules cannot follow keep asking; each is a walk).
  */
 static int learn_budget(const struct lb_src *lb)
 {
-	return lb->counters_prev[LB_C_LEARN] < LEARN_YOUNG ? LEARN_BATCH : 16;
+	return rules_young(lb) ? LEARN_BATCH : 16;
 }
 
 /*
@@ -350,8 +355,8 @@ static int lb_poll_in(struct mms_source *src)
 	if (!lb || !lb->learn_rb)
 		return 0;
 	learn_rules(lb);
-	if (!lb->cache_off && lb->learned < LEARN_YOUNG)
-		__atomic_store_n(&lb->skel->bss->learn_budget, LEARN_BATCH, __ATOMIC_SEQ_CST);
+	if (!lb->cache_off && rules_young(lb))
+		__atomic_store_n(&lb->skel->bss->learn_budget, learn_budget(lb), __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -378,8 +383,7 @@ static int configure(struct mms_source *src, struct lb_src *lb)
 	 * lock primitives: deeper frames would cost every unwind and cache walk
 	 * and only split one stack into several keys.
 	 */
-	lb->stack_depth = (o->max_stack ? o->max_stack : 8) + o->stack_skip + MMS_LOCK_FRAMES +
-			  LB_TRACE_FRAMES;
+	lb->stack_depth = mms_lock_walk_frames(o) + LB_TRACE_FRAMES;
 	if (lb->stack_depth > LB_MAX_STACK)
 		lb->stack_depth = LB_MAX_STACK;
 	err = err ?: bpf_map__set_max_entries(skel->maps.agg0, o->map_entries);

@@ -340,7 +340,7 @@ static int stack_resolve(struct mms_lock_common *lc, struct mms_store *st, const
 			 uint32_t nr, uint32_t *id)
 {
 	const struct mms_options *o = lc->opts;
-	uint32_t max = o->max_stack ? o->max_stack : 8;
+	uint32_t max = mms_lock_kept_frames(o);
 	uint64_t kept[MMS_MAX_STACK];
 	uint32_t sym_ids[MMS_MAX_STACK];
 	char syms[MMS_MAX_STACK][128];

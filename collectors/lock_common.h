@@ -31,6 +31,18 @@ struct mms_lock_common;
  */
 #define MMS_LOCK_FRAMES 8
 
+/* Frames of a wait's stack that are kept: --max-stack, 8 by default. */
+static inline uint32_t mms_lock_kept_frames(const struct mms_options *o)
+{
+	return o->max_stack ? o->max_stack : 8;
+}
+
+/* Frames a source takes of a wait's stack: the kept ones past --stack-skip and the primitives. */
+static inline uint32_t mms_lock_walk_frames(const struct mms_options *o)
+{
+	return mms_lock_kept_frames(o) + o->stack_skip + MMS_LOCK_FRAMES;
+}
+
 /* Positive return of the stack/lock functions: a filter (-S, -L) rejected the event. */
 #define MMS_LC_SKIP 1
 

@@ -104,7 +104,7 @@ static int lock_perf_create(struct mms_source *src, const struct mms_options *op
 	if (!lp)
 		return -ENOMEM;
 	lp->epfd = -1;
-	lp->max_stack = (opts->max_stack ? opts->max_stack : 8) + opts->stack_skip + MMS_LOCK_FRAMES;
+	lp->max_stack = mms_lock_walk_frames(opts);
 	if (lp->max_stack > sizeof(lp->ips) / sizeof(lp->ips[0]))
 		lp->max_stack = sizeof(lp->ips) / sizeof(lp->ips[0]);
 	/* No caller shown (a live report by lock, task ...): no stack walk either. */

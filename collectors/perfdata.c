@@ -770,7 +770,7 @@ static int perfdata_convert(int fd, uint64_t size, uint64_t budget,
 		c->iv_ns = ((c->f.last_time - c->f.first_time) / (PD_MAX_IVS / 2) / 1000000 + 1) *
 			   1000000;
 	c->opts.interval_ms = (uint32_t)(c->iv_ns / 1000000);
-	c->max_stack = c->opts.max_stack + c->opts.stack_skip + MMS_LOCK_FRAMES;
+	c->max_stack = mms_lock_walk_frames(&c->opts);
 	choose_symbols(c);
 	err = mms_lock_common_create(&c->opts, c->ks, &c->lc);
 	if (!err)
